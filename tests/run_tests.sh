@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# The test driver behind `make test`: five tiers (CONTRACT.md).
+#   1 host       unit tests of common/harness.h, compiled as C11
+#   2 build      every lesson, exercise and solution for sm_75 and sm_90, warnings
+#                as errors; every lesson rejects bad options (exit 2, one line)
+#   3 ptx        each lesson's PTX shows its technique (tests/ptx_expect.txt)
+#   4 exercises  each stub differs from its solution only inside TODO regions
+#   5 gpu        size x seed x distribution matrix, offsets, block sizes, n > 2^31
+#                where claimed, stubs must FAIL, determinism, sanitizers;
+#                SKIPPED (and said so) without a GPU
+# Ends with "N passed, M failed, K skipped"; exit 0 only if nothing failed.
+# Environment: TIERS="host build ..." runs a subset; GPU_JOBS sets parallel GPU runs.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+
+B=build/test
+LOG=$B/logs
+mkdir -p "$LOG"
+JOBS=$(nproc 2>/dev/null || echo 2)
+GPU_JOBS=${GPU_JOBS:-$(( JOBS < 12 ? JOBS : 12 ))}
+TIERS=${TIERS:-"host build ptx exercises gpu"}
+PASS=0 FAIL=0 SKIP=0
+
+ok()   { PASS=$((PASS + 1)); echo "  ok    $1"; }
+bad()  { FAIL=$((FAIL + 1)); echo "  FAIL  $1"; [ -n "${2:-}" ] && printf '%s\n' "$2" | head -n 15 | sed 's/^/          /'; }
+skip() { SKIP=$((SKIP + 1)); echo "  skip  $1"; }
+want() { case " $TIERS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+num()  { basename "$1" | cut -c1-2; }
+
+LESSON_SRCS=$(ls lessons/[0-9][0-9]_*/[0-9][0-9]_*.cu 2>/dev/null)
+EXERCISE_SRCS=$(ls exercises/[0-9][0-9]_*.cu 2>/dev/null)
+SOLUTION_SRCS=$(ls solutions/[0-9][0-9]_*.cu 2>/dev/null)
+LESSONS=$(for s in $LESSON_SRCS; do echo "lesson$(num "$s")"; done)
+EXERCISES=$(for s in $EXERCISE_SRCS; do echo "exercise$(num "$s")"; done)
+SOLUTIONS=$(for s in $SOLUTION_SRCS; do echo "solution$(num "$s")"; done)
+
+# Binaries the build tier skipped on purpose (e.g. no NCCL): not failures.
+skipped_build() { grep -q "^$1: skipped:" "$LOG/build.log" 2>/dev/null; }
+
+# ---- 1. host ----------------------------------------------------------------
+if want host; then
+    echo "[host] unit tests of common/harness.h (C11)"
+    if gcc -std=c11 -Wall -Wextra -Werror -pedantic -Icommon tests/test_harness.c -o $B/test_harness -lm \
+        >"$LOG/host_build.log" 2>&1; then
+        $B/test_harness >"$LOG/host.log" 2>&1
+        while IFS= read -r line; do
+            case "$line" in
+            "ok "*) ok "${line#ok }" ;;
+            "not ok "*) bad "${line#not ok }" ;;
+            esac
+        done <"$LOG/host.log"
+        [ -s "$LOG/host.log" ] || bad "host unit tests printed nothing"
+    else
+        bad "tests/test_harness.c does not compile as C11" "$(cat "$LOG/host_build.log")"
+    fi
+fi
+
+# ---- 2. build ---------------------------------------------------------------
+if want build; then
+    echo "[build] everything for sm_75 and sm_90, warnings as errors ($JOBS jobs)"
+    command -v nvcc >/dev/null || { bad "nvcc not found: the build tier needs the CUDA toolkit"; }
+    make --no-print-directory -k -j"$JOBS" BUILDDIR=$B ARCH="75 90" WERROR=1 all >"$LOG/build.log" 2>&1
+    for b in $LESSONS $EXERCISES $SOLUTIONS; do
+        case $b in
+        lesson*) src=$(ls lessons/"${b#lesson}"_*/"${b#lesson}"_*.cu) ;;
+        exercise*) src=$(ls exercises/"${b#exercise}"_*.cu) ;;
+        solution*) src=$(ls solutions/"${b#solution}"_*.cu) ;;
+        esac
+        if skipped_build "$b"; then
+            skip "$b: $(grep "^$b: skipped:" "$LOG/build.log" | sed "s/^$b: skipped: //")"
+        elif [ -x "$B/$b" ] && [ "$B/$b" -nt "$src" ]; then
+            ok "$b builds"
+        else
+            bad "$b does not build" "$(grep -A3 -F "$src" "$LOG/build.log" | grep -v '^nvcc ' | head -n 12)"
+        fi
+    done
+    # Bad options: parsed before the GPU is touched, so this needs no GPU.
+    BAD_OPTS=("-n abc" "-n -5" "-n 1e6x" "-n 2^20+" "-n 1e30" "-n" "--bogus" "-r 0" "-d gauss" "-s -1"
+              "--offset 99999" "stray" "-b 100")
+    for b in $LESSONS; do
+        [ -x "$B/$b" ] || continue
+        fails=""
+        for a in "${BAD_OPTS[@]}"; do
+            # shellcheck disable=SC2086
+            timeout 20 "$B/$b" $a >"$LOG/opt.out" 2>"$LOG/opt.err"
+            rc=$?
+            if [ $rc -ne 2 ] || [ "$(wc -l <"$LOG/opt.err")" -ne 1 ] || [ -s "$LOG/opt.out" ]; then
+                fails="$fails'$a' -> exit $rc, $(wc -l <"$LOG/opt.err") stderr lines: $(head -c 200 "$LOG/opt.err")"$'\n'
+            fi
+        done
+        "$B/$b" -h >"$LOG/opt.out" 2>&1 && grep -q "^usage:" "$LOG/opt.out" || fails="$fails-h does not print usage"$'\n'
+        if [ -z "$fails" ]; then ok "$b rejects ${#BAD_OPTS[@]} bad options (exit 2, one line)"; else bad "$b bad options" "$fails"; fi
+    done
+fi
+
+# ---- 3. ptx -----------------------------------------------------------------
+if want ptx; then
+    echo "[ptx] each lesson's PTX shows its technique (tests/ptx_expect.txt)"
+    while read -r n regex what; do
+        case "$n" in "" | \#*) continue ;; esac
+        b=lesson$n
+        if skipped_build "$b"; then skip "$b PTX: binary skipped at build"; continue; fi
+        if [ ! -x "$B/$b" ]; then bad "$b PTX: no binary (build tier first)"; continue; fi
+        cuobjdump -ptx "$B/$b" >"$LOG/$b.ptx" 2>&1
+        if grep -Eq "$regex" "$LOG/$b.ptx"; then ok "$b PTX has $what"; else bad "$b PTX lacks $what (/$regex/)"; fi
+    done <tests/ptx_expect.txt
+fi
+
+# ---- 4. exercises -----------------------------------------------------------
+# A region starts at a line with "TODO(exercise)" and ends at "END(exercise)";
+# the marker lines must match, everything outside the regions must match.
+strip_regions() { awk '/END\(exercise\)/ { inside = 0 } !inside { print } /TODO\(exercise\)/ { inside = 1 }' "$1"; }
+if want exercises; then
+    echo "[exercises] stubs differ from solutions only inside TODO(exercise) regions"
+    for e in $EXERCISE_SRCS; do
+        s=solutions/$(basename "$e")
+        lesson_dir=$(ls -d lessons/"$(num "$e")"_* 2>/dev/null)
+        if [ ! -f "$s" ]; then bad "$e has no $s"; continue; fi
+        nb=$(grep -c 'TODO(exercise)' "$e"); ne=$(grep -c 'END(exercise)' "$e")
+        if [ "$nb" -lt 1 ] || [ "$nb" -ne "$ne" ]; then bad "$e: $nb TODO(exercise) and $ne END(exercise) markers"; continue; fi
+        if grep -q 'TODO(exercise)' "$e" && ! grep -Eq 'TODO\(exercise\): *[^ ]' "$e"; then bad "$e: a TODO(exercise) marker says nothing"; continue; fi
+        if d=$(diff <(strip_regions "$e") <(strip_regions "$s")); then
+            ok "$(basename "$e"): $nb region(s), identical outside them"
+        else
+            bad "$(basename "$e") and its solution differ outside TODO regions" "$d"
+        fi
+        [ -n "$lesson_dir" ] && [ "$(basename "$lesson_dir")" = "$(basename "$e" .cu)" ] ||
+            bad "$(basename "$e") has no lesson of the same name"
+        grep -q '^## Exercise' "$lesson_dir/notes.md" 2>/dev/null || bad "$lesson_dir/notes.md has no '## Exercise' section"
+    done
+    [ -n "$EXERCISE_SRCS" ] || skip "no exercises yet"
+fi
+
+# ---- 5. gpu -----------------------------------------------------------------
+SIZES="0 1 2 31 32 33 255 257 1000 4097 65537 2^20+3 2^24 2^26"
+OFFSET_SIZES="1 2 3 31 33 1000 4097 65537 2^20+3"
+BLOCK_SIZES="32 64 128 256 512 1024"
+
+gpu_present() {
+    command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU' || return 1
+    [ -x "$B/lesson01" ] && "$B/lesson01" -n 1 --check >/dev/null 2>&1
+}
+
+# Runs job lines "id<TAB>expect<TAB>command" (tests/run_job.sh), GPU_JOBS at a time.
+run_jobs() {
+    : >"$2"
+    tr '\n' '\0' <"$1" | xargs -0 -P "$GPU_JOBS" -n 1 bash tests/run_job.sh "$2"
+}
+
+# One verdict per id: ok if every job of it went as expected.
+tally() {
+    local out=$1 id n badl
+    cut -f1 "$out" | sort -u >"$out.ids"
+    while IFS= read -r id; do
+        n=$(awk -F'\t' -v id="$id" '$1 == id' "$out" | wc -l)
+        badl=$(awk -F'\t' -v id="$id" '$1 == id && $2 == "bad" { print "exit " $3 ": " $4 "  | " $5 }' "$out")
+        if [ -z "$badl" ]; then ok "$id ($n runs)"; else bad "$id: $(wc -l <<<"$badl") of $n runs wrong" "$badl"; fi
+    done <"$out.ids"
+}
+
+if want gpu; then
+    echo "[gpu] correctness matrix, stubs, determinism, sanitizers"
+    RUNNABLE=""
+    for b in $LESSONS $SOLUTIONS; do skipped_build "$b" || RUNNABLE="$RUNNABLE $b"; done
+    BIG=$(grep -v '^#' tests/big_n.txt 2>/dev/null | awk 'NF { print "lesson" $1 }')
+    if ! gpu_present; then
+        why="no GPU"
+        command -v nvidia-smi >/dev/null 2>&1 || why="no GPU (nvidia-smi not found)"
+        for b in $RUNNABLE; do skip "$b matrix: $why"; done
+        for b in $EXERCISES; do skip "$b stub must fail: $why"; done
+        for b in $BIG; do skip "$b n = 2^31+5: $why"; done
+        skip "lesson12 fixed variant bitwise repeatable: $why"
+        skip "device-memory limits: $why"
+        skip "compute-sanitizer memcheck, racecheck, synccheck: $why"
+        echo "  gpu tier SKIPPED: $why"
+    else
+        nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | sed 's/^/  GPU: /'
+        J=$LOG/gpu_jobs.txt
+        : >"$J"
+        for b in $RUNNABLE; do
+            n=${b#lesson}; n=${n#solution}
+            for size in $SIZES; do for seed in 1 2; do for d in ints uniform; do
+                printf '%s\tpass\t%s\n' "$b matrix" "$B/$b -n $size -s $seed -d $d --check" >>"$J"
+            done; done; done
+            if [ "$((10#$n))" -ge 11 ]; then
+                for size in $OFFSET_SIZES; do for off in 1 2 3; do
+                    printf '%s\tpass\t%s\n' "$b matrix" "$B/$b -n $size --offset $off -d uniform --check" >>"$J"
+                done; done
+            fi
+            if "$B/$b" -b 64 -h >/dev/null 2>&1; then # takes -b at run time
+                for bs in $BLOCK_SIZES; do for size in 1000 65537 2^20+3; do
+                    printf '%s\tpass\t%s\n' "$b matrix" "$B/$b -n $size -b $bs --check" >>"$J"
+                done; done
+            fi
+        done
+        for b in $EXERCISES; do
+            skipped_build "$b" && continue
+            for a in "-n 1000" "-n 2^20+3 -d uniform"; do
+                printf '%s\tfail\t%s\n' "$b stub must fail" "$B/$b $a --check" >>"$J"
+            done
+        done
+        for b in $RUNNABLE; do
+            case $b in lesson*)
+                for a in "-n 2^40" "-n 2^36+1"; do
+                    printf '%s\t2\t%s\n' "device-memory limits" "$B/$b $a --check" >>"$J"
+                done ;;
+            esac
+        done
+        echo "  running $(wc -l <"$J") checks, $GPU_JOBS at a time"
+        run_jobs "$J" "$LOG/gpu_results.txt"
+        tally "$LOG/gpu_results.txt"
+
+        # n > 2^31 (8 GiB of input): one at a time.
+        for b in $BIG; do
+            skipped_build "$b" && continue
+            res=$(timeout 600 "$B/$b" -n 2^31+5 --check 2>&1); rc=$?
+            if [ $rc -eq 0 ] && ! grep -q FAIL <<<"$res"; then ok "$b n = 2^31+5"; else bad "$b n = 2^31+5 (exit $rc)" "$res"; fi
+        done
+
+        # Lesson 12's fixed-order finish must give the same bits every run.
+        if [ -x "$B/lesson12" ]; then
+            for i in $(seq 20); do "$B/lesson12" -n 2^24+7 -d uniform -s 3 --check --csv; done >"$LOG/det.csv" 2>&1
+            nfixed=$(awk -F, '$2 == "fixed" { print $12 }' "$LOG/det.csv" | sort -u | wc -l)
+            nruns=$(awk -F, '$2 == "fixed"' "$LOG/det.csv" | wc -l)
+            natomic=$(awk -F, '$2 == "atomic" { print $12 }' "$LOG/det.csv" | sort -u | wc -l)
+            if [ "$nruns" -eq 20 ] && [ "$nfixed" -eq 1 ]; then
+                ok "lesson12 fixed variant bitwise repeatable (20 runs, 1 result; atomic gave $natomic)"
+            else
+                bad "lesson12 fixed variant: $nfixed distinct results in $nruns runs" "$(head -n 5 "$LOG/det.csv")"
+            fi
+        fi
+
+        # compute-sanitizer on every lesson and solution at a small n.
+        CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+        if [ -z "$CS" ]; then
+            skip "compute-sanitizer not found"
+        else
+            J2=$LOG/san_jobs.txt
+            : >"$J2"
+            for b in $RUNNABLE; do
+                n=${b#lesson}; n=${n#solution}
+                args="-n 4099 --check"
+                [ "$((10#$n))" -ge 11 ] && args="$args --offset 1"
+                for tool in memcheck racecheck synccheck; do
+                    printf '%s\t0\t%s\n' "sanitizer $tool" \
+                        "$CS --tool $tool --error-exitcode 99 $B/$b $args >/dev/null 2>$LOG/san_${tool}_$b.txt || { grep -m3 -E 'Error|Race|Hazard|error' $LOG/san_${tool}_$b.txt; exit 99; }" >>"$J2"
+                done
+            done
+            echo "  running $(wc -l <"$J2") sanitizer checks"
+            run_jobs "$J2" "$LOG/san_results.txt"
+            tally "$LOG/san_results.txt"
+        fi
+    fi
+fi
+
+echo
+echo "$PASS passed, $FAIL failed, $SKIP skipped"
+[ "$FAIL" -eq 0 ]

@@ -1,0 +1,200 @@
+// Host unit tests of common/harness.h, compiled as C11 (no CUDA).
+// Prints "ok NAME" or "not ok NAME (why)" per check; exit 1 if any failed.
+#include "harness.h"
+
+static int g_bad = 0;
+
+#define CHECK(cond, name)                                                   \
+    do {                                                                    \
+        if (cond)                                                           \
+            printf("ok %s\n", name);                                        \
+        else {                                                              \
+            printf("not ok %s (%s:%d: %s)\n", name, __FILE__, __LINE__, #cond); \
+            g_bad++;                                                        \
+        }                                                                   \
+    } while (0)
+
+static const LessonInfo runtime_info = {"test_lesson", BLOCK_RUNTIME, 256, NULL};
+static const LessonInfo fixed_info = {"test_lesson", BLOCK_FIXED, 256, "BLOCK_SIZE"};
+static const LessonInfo none_info = {"test_lesson", BLOCK_NONE, 1, NULL};
+
+// Parses a space-separated command line; returns parse_options_r's code.
+static int parse_line(const char *line, Options *opt, const LessonInfo *info)
+{
+    static char buf[512];
+    char *argv[32];
+    int argc = 0;
+    char err[512];
+    snprintf(buf, sizeof buf, "prog %s", line);
+    for (char *tok = strtok(buf, " "); tok && argc < 31; tok = strtok(NULL, " ")) argv[argc++] = tok;
+    argv[argc] = NULL;
+    return parse_options_r(argc, argv, opt, info, err, sizeof err);
+}
+
+static void test_parse_count(void)
+{
+    uint64_t v = 0;
+    CHECK(parse_count("1048576", &v) == 0 && v == 1048576, "count: plain integer");
+    CHECK(parse_count("0", &v) == 0 && v == 0, "count: zero");
+    CHECK(parse_count("1e6", &v) == 0 && v == 1000000, "count: 1e6");
+    CHECK(parse_count("1.5e3", &v) == 0 && v == 1500, "count: 1.5e3");
+    CHECK(parse_count("2^20", &v) == 0 && v == 1048576, "count: 2^20");
+    CHECK(parse_count("2^20+3", &v) == 0 && v == 1048579, "count: 2^20+3");
+    CHECK(parse_count("2^31-1", &v) == 0 && v == 2147483647ULL, "count: 2^31-1");
+    CHECK(parse_count("2^31+5", &v) == 0 && v == 2147483653ULL, "count: 2^31+5");
+    CHECK(parse_count("1e6+1", &v) == 0 && v == 1000001, "count: 1e6+1");
+    CHECK(parse_count("-5", &v) == -1, "count: negative rejected");
+    CHECK(parse_count("abc", &v) == -1, "count: letters rejected");
+    CHECK(parse_count("12x", &v) == -1, "count: trailing junk rejected");
+    CHECK(parse_count("1e6x", &v) == -1, "count: junk after exponent rejected");
+    CHECK(parse_count("1.5", &v) == -1, "count: fraction rejected");
+    CHECK(parse_count("2^", &v) == -1, "count: missing exponent rejected");
+    CHECK(parse_count("2^20+", &v) == -1, "count: missing adjustment rejected");
+    CHECK(parse_count("3-5", &v) == -1, "count: result below zero rejected");
+    CHECK(parse_count("", &v) == -1, "count: empty rejected");
+    CHECK(parse_count(" 5", &v) == -1, "count: leading space rejected");
+    CHECK(parse_count("99999999999999999999999", &v) == -2, "count: overflow is too large");
+    CHECK(parse_count("2^70", &v) == -2, "count: 2^70 is too large");
+    CHECK(parse_count("1e30", &v) == -2, "count: 1e30 is too large");
+}
+
+static void test_parse_options(void)
+{
+    Options o;
+    CHECK(parse_line("", &o, &runtime_info) == 0 && o.n == DEFAULT_N && o.block == 256 && o.reps == 0 &&
+              o.dist == DIST_INTS && o.seed == DEFAULT_SEED && !o.csv && !o.check_only && o.offset == 0,
+          "options: defaults");
+    CHECK(parse_line("-n 2^20+3 -b 128 -r 7 -s 42 -d uniform --offset 3 --csv --check", &o, &runtime_info) == 0 &&
+              o.n == 1048579 && o.block == 128 && o.reps == 7 && o.seed == 42 && o.dist == DIST_UNIFORM &&
+              o.offset == 3 && o.csv && o.check_only,
+          "options: all set");
+    CHECK(parse_line("--csv-header", &o, &runtime_info) == 0 && o.csv && o.csv_header, "options: --csv-header implies --csv");
+    CHECK(parse_line("-n 0", &o, &runtime_info) == 0 && o.n == 0, "options: n = 0 allowed");
+    CHECK(parse_line("-h", &o, &runtime_info) == 1, "options: -h asks for usage");
+    const char *bad[] = {"-n abc", "-n -5", "-n 1e6x", "-n 1e30", "-n", "--bogus", "-x", "-r 0", "-r -1",
+                         "-d gauss", "-s -1", "-s 12z", "--offset 99999", "--offset -1", "stray", "-b 100",
+                         "-b 16", "-b 2048", "-b 0", "-b abc"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "options: '%s' rejected", bad[i]);
+        CHECK(parse_line(bad[i], &o, &runtime_info) == 2, name);
+    }
+    CHECK(parse_line("-b 256", &o, &fixed_info) == 0, "options: fixed block accepts its own value");
+    CHECK(parse_line("-b 128", &o, &fixed_info) == 2, "options: fixed block rejects another value");
+    CHECK(parse_line("-b 32", &o, &none_info) == 2, "options: one-thread lesson rejects -b");
+    char err[512];
+    char *argv[] = {"prog", "-b", "128", NULL};
+    parse_options_r(3, argv, &o, &fixed_info, err, sizeof err);
+    CHECK(strstr(err, "BLOCK_SIZE = 256") != NULL && strchr(err, '\n') == NULL,
+          "options: fixed block error names the constant, one line");
+}
+
+static void test_input(void)
+{
+    enum { N = 1000 };
+    static float whole[N], part[N];
+    int64_t s1 = 0, a1 = 0, s2 = 0, a2 = 0;
+    for (int d = 0; d < 2; d++) {
+        s1 = a1 = s2 = a2 = 0;
+        fill_input(whole, 0, N, 7, d, &s1, &a1);
+        // the same elements made in odd slices must match, bit for bit
+        size_t cuts[] = {0, 1, 3, 17, 18, 333, 500, 999, N};
+        for (size_t c = 0; c + 1 < sizeof cuts / sizeof cuts[0]; c++)
+            fill_input(part + cuts[c], cuts[c], cuts[c + 1] - cuts[c], 7, d, &s2, &a2);
+        CHECK(memcmp(whole, part, sizeof whole) == 0 && s1 == s2 && a1 == a2,
+              d ? "input: uniform slices equal the whole" : "input: ints slices equal the whole");
+    }
+    int ok = 1, seen_neg = 0, seen_pos = 0;
+    int64_t s = 0, a = 0;
+    fill_input(whole, 0, N, 1, DIST_INTS, &s, &a);
+    int64_t check = 0;
+    for (int i = 0; i < N; i++) {
+        float x = whole[i];
+        int v = (int)x;
+        if ((float)v != x || v < -15 || v > 15 || v % 2 == 0) ok = 0;
+        seen_neg |= v < 0;
+        seen_pos |= v > 0;
+        check += v;
+    }
+    CHECK(ok && seen_neg && seen_pos && check == s, "input: ints are odd integers in [-15, 15], sum exact");
+    s = a = 0;
+    fill_input(whole, 0, N, 1, DIST_UNIFORM, &s, &a);
+    ok = 1;
+    for (int i = 0; i < N; i++)
+        if (!(whole[i] >= -1.0f && whole[i] < 1.0f)) ok = 0;
+    double exact = (double)s * input_scale(DIST_UNIFORM);
+    CHECK(ok, "input: uniform in [-1, 1)");
+    CHECK(neumaier_sum(whole, N) == exact, "reference: compensated sum equals the exact sum");
+    int64_t s_other = 0, a_other = 0;
+    fill_input(part, 0, N, 2, DIST_UNIFORM, &s_other, &a_other);
+    CHECK(memcmp(whole, part, sizeof whole) != 0, "input: another seed gives other data");
+    // cancellation that defeats a plain float sum, not the compensated one
+    float tricky[4] = {1e8f, 1.0f, -1e8f, 1.0f};
+    CHECK(neumaier_sum(tricky, 4) == 2.0, "reference: compensated sum survives cancellation");
+}
+
+static void test_check_and_median(void)
+{
+    CHECK(check_result(12.0f, 12.0, -1.0), "check: exact equal passes");
+    CHECK(!check_result(13.0f, 12.0, -1.0), "check: exact off by one fails");
+    CHECK(!check_result(NAN, 12.0, -1.0) && !check_result(NAN, 12.0, 1e9), "check: NaN fails");
+    CHECK(check_result(1.0005f, 1.0, 1e-3) && !check_result(1.002f, 1.0, 1e-3), "check: tolerance bound");
+    double t1[] = {5, 1, 3};
+    double med, mn, mx;
+    median_min_max(t1, 3, &med, &mn, &mx);
+    CHECK(med == 3 && mn == 1 && mx == 5, "median: odd count");
+    double t2[] = {4, 1, 3, 2};
+    median_min_max(t2, 4, &med, &mn, &mx);
+    CHECK(med == 2.5 && mn == 1 && mx == 4, "median: even count");
+}
+
+static int count_char(const char *s, char c)
+{
+    int k = 0;
+    for (; *s; s++) k += *s == c;
+    return k;
+}
+
+static void test_report(void)
+{
+    Report r;
+    memset(&r, 0, sizeof r);
+    r.lesson = "12_single_pass";
+    r.variant = "atomic";
+    r.gpu = "NVIDIA H200, test";
+    r.n = 67108864;
+    r.bytes = 67108864.0 * 4;
+    r.reps = 10;
+    r.median_us = 62.1;
+    r.min_us = 61.0;
+    r.max_us = 70.0;
+    r.peak_gbs = 4800;
+    r.result = 12.0f;
+    r.expected = 12.0;
+    r.tol = -1;
+    r.pass = 1;
+    char line[768];
+    format_csv(line, sizeof line, &r);
+    CHECK(count_char(line, ',') == count_char(CSV_HEADER, ',') && count_char(CSV_HEADER, ',') == 14,
+          "csv: 15 columns, as many as the header");
+    CHECK(strstr(line, "12_single_pass,atomic,NVIDIA H200  test,67108864,268435456,10,62.100,61.000,70.000,") == line,
+          "csv: columns in order, comma in GPU name replaced");
+    CHECK(strstr(line, ",4322.6,90.1,12,12,0,PASS") != NULL, "csv: GB/s, % of peak, result, status");
+    format_human(line, sizeof line, &r);
+    CHECK(strstr(line, "PASS  (exact)") && strstr(line, "4322.6 GB/s") && strstr(line, "90% of 4800"),
+          "human: GB/s, % of peak and verdict");
+    r.result = 13.0f;
+    r.pass = 0;
+    format_human(line, sizeof line, &r);
+    CHECK(strstr(line, "FAIL  got 13 expected 12") != NULL, "human: failure shows got and expected");
+}
+
+int main(void)
+{
+    test_parse_count();
+    test_parse_options();
+    test_input();
+    test_check_and_median();
+    test_report();
+    return g_bad ? 1 : 0;
+}
