@@ -20,7 +20,8 @@ BUILDDIR ?= .
 # NCCL (lesson 18): found beside CUDA, in the system, or at NCCL_HOME.
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
 NCCL_HOME ?= $(firstword $(foreach d,$(CUDA_HOME) /usr /usr/local,$(if $(wildcard $(d)/include/nccl.h),$(d))))
-NCCL_FLAGS := $(if $(NCCL_HOME),-I$(NCCL_HOME)/include -L$(NCCL_HOME)/lib64 -L$(NCCL_HOME)/lib)
+# (no -I/-L for places the compiler searches anyway: an explicit -I/usr/include breaks C++ headers)
+NCCL_FLAGS := $(if $(filter-out /usr /usr/local $(CUDA_HOME),$(NCCL_HOME)),-I$(NCCL_HOME)/include -L$(NCCL_HOME)/lib64 -L$(NCCL_HOME)/lib)
 
 LAST_ARCH := $(lastword $(ARCH))
 # Machine code for every ARCH, plus PTX for the last one (the ptx test tier reads it).
