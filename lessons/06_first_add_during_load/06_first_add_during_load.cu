@@ -8,81 +8,79 @@
  *
  * Why it pays: in lesson 05 half of every block's threads loaded one element,
  * stored it, and dropped out at the tree's first step. Now every thread does
- * one useful addition on its way in, and the same work needs half the blocks,
- * so half the barriers and half the tree steps per element.
+ * one useful addition on its way in, and the same input needs half the
+ * blocks: half the tree steps and half the barriers per element.
  *
  * The flaw that remains: the tree's last six steps (s = 32 down to 1) run
  * inside one warp, yet each still waits at a barrier for the whole block.
  * Lesson 07 drops those barriers.
  *
- *     make lesson06 && ./lesson06            # default n = 2^26, 256 threads per block
- *     ./lesson06 -n 2^20+3 -b 64 --check     # any n, any power-of-two block 32..1024
+ *     make lesson06 && ./lesson06              # default n = 2^26, -b 256
+ *     ./lesson06 -n 2^20+3 -b 64 --check       # any size, any power-of-two block
  */
 #include "harness.h"
 
+#include <limits.h>
+
 // ---- kernel ---------------------------------------------------------------
 
-extern __shared__ float sdata[]; // blockDim.x floats, sized at launch
-
-// out[blockIdx.x] = the sum of this block's span in[b*2B, b*2B + 2B), the
-// part of it below n. Any n: a missing element counts as 0.
+// Sums in[blockIdx.x * 2*blockDim.x ...] (2*blockDim.x elements, fewer in the
+// last block) into out[blockIdx.x]. blockDim.x must be a power of two; the
+// launch gives blockDim.x floats of dynamic shared memory.
 __global__ void reduce_kernel(const float *in, size_t n, float *out)
 {
-    const unsigned int tid = threadIdx.x;
-    // size_t: blockIdx.x * 2 * blockDim.x overflows 32 bits on large inputs.
-    const size_t i = (size_t)blockIdx.x * (2 * blockDim.x) + tid;
-
+    extern __shared__ float sdata[];
+    unsigned int tid = threadIdx.x;
+    size_t i = (size_t)blockIdx.x * (2 * blockDim.x) + tid; // size_t: passes 2^32 when n does
     // The new part: the tree's first addition, done in a register on the way
     // in. Each load has its own guard: the last block may hold only part of
-    // its span, perhaps less than its first half. Both loads are coalesced:
-    // neighbouring threads read neighbouring addresses.
+    // its span, even less than its first half (past n: 0, as before). Both
+    // loads are coalesced: neighbouring threads read neighbouring addresses.
     float v = 0.0f;
     if (i < n) v = in[i];
     if (i + blockDim.x < n) v += in[i + blockDim.x];
     sdata[tid] = v;
-    __syncthreads(); // every slot written before any thread reads another's
+    __syncthreads(); // every slot is written before any thread reads a neighbour's
 
-    // Lesson 05's tree, unchanged: sequential addressing, no bank conflicts.
     for (unsigned int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (tid < s) sdata[tid] += sdata[tid + s];
-        __syncthreads(); // step s complete before step s/2 reads its sums
+        if (tid < s)
+            sdata[tid] += sdata[tid + s]; // reads [s, 2s), writes [0, s): no overlap
+        // This step's sums are finished before the next step reads them. Every
+        // thread reaches this barrier: the loop bounds are the same for all.
+        __syncthreads();
     }
     if (tid == 0) out[blockIdx.x] = sdata[0];
 }
 
 // ---- launch ---------------------------------------------------------------
 
-static int g_block;            // threads per block, from -b
-static float *g_partials[2];   // the passes write their partial sums here, in turn
+static int g_block;              // threads per block, from -b
+static float *g_partials[2];     // scratch for the partial sums of each pass
 
-// Blocks needed for count elements: each block now takes 2 * g_block of them.
-static size_t blocks_for(size_t count)
-{
-    const size_t per_block = 2 * (size_t)g_block;
-    return (count + per_block - 1) / per_block;
-}
-
-// Pass after pass until one block is enough; that last pass writes *d_out.
-// The passes read one buffer and write the other (ping-pong), so no pass
-// reads what it is overwriting.
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {
-    if (n == 0) { // nothing to add: the sum is 0 and no kernel is launched
+    if (n == 0) { // the sum of nothing is 0; nothing to launch
         CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
         return;
     }
+    size_t shared = g_block * sizeof(float);
     const float *src = d_in;
-    size_t count = n;
-    int which = 0;
+    int next = 0;
     for (;;) {
-        const size_t blocks = blocks_for(count); // well below 2^31 for any n that fits in memory
-        float *dst = blocks == 1 ? d_out : g_partials[which];
-        reduce_kernel<<<(unsigned int)blocks, g_block, g_block * sizeof(float)>>>(src, count, dst);
+        // One block per 2 * g_block values: half of lesson 05's blocks. Only
+        // the first pass sees n itself; main() made sure its block count fits
+        // in gridDim.x (2^31 - 1).
+        size_t blocks = (n + 2 * (size_t)g_block - 1) / (2 * (size_t)g_block);
+        // The last pass (one block) writes the answer. Earlier passes write
+        // into the scratch buffer that this pass is not reading: in place,
+        // block b would overwrite slot b while another block still reads it.
+        float *dst = blocks == 1 ? d_out : g_partials[next];
+        reduce_kernel<<<(unsigned int)blocks, g_block, shared>>>(src, n, dst);
         CUDA_CHECK_LAST();
         if (blocks == 1) return;
-        src = dst;
-        count = blocks;
-        which ^= 1;
+        src = dst; // the next pass sums these partials (same stream: in order)
+        n = blocks;
+        next ^= 1;
     }
 }
 
@@ -94,16 +92,18 @@ int main(int argc, char **argv)
     Options opt;
     parse_options(argc, argv, &opt, &info);
     g_block = opt.block;
-
-    // Pass 1 writes blocks_for(n) partials, pass 2 blocks_for(that); every
-    // later pass writes fewer, into whichever of the two buffers it reuses.
-    const size_t first = blocks_for(opt.n), second = blocks_for(first);
-    Input in = make_input_extra(&opt, (first + second + 2) * sizeof(float));
-    CUDA_CHECK(cudaMalloc((void **)&g_partials[0], (first + 1) * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g_partials[1], (second + 1) * sizeof(float)));
-
+    // First pass: one block per 2 * g_block elements; gridDim.x can be at most 2^31 - 1.
+    size_t p0 = (opt.n + 2 * (size_t)g_block - 1) / (2 * (size_t)g_block); // partials written by pass 1
+    if (p0 > (size_t)INT_MAX) {
+        fprintf(stderr, "%s: -n %zu needs more than 2^31-1 blocks of %d threads\n", info.lesson, opt.n, g_block);
+        return 2;
+    }
+    size_t p1 = (p0 + 2 * (size_t)g_block - 1) / (2 * (size_t)g_block); // written by pass 2; later passes write fewer
+    Input in = make_input_extra(&opt, (p0 + p1 + 2) * sizeof(float));
+    // Pass 1 writes buffer 0, pass 2 buffer 1, pass 3 buffer 0 again, ...
+    CUDA_CHECK(cudaMalloc((void **)&g_partials[0], (p0 + 1) * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g_partials[1], (p1 + 1) * sizeof(float)));
     run_variant(&opt, &in, "add_load", reduce_gpu);
-
     CUDA_CHECK(cudaFree(g_partials[0]));
     CUDA_CHECK(cudaFree(g_partials[1]));
     free_input(&in);

@@ -14,21 +14,20 @@
  * The flaw that remains: the loop over s still computes, compares and
  * branches at run time. Lesson 08 fixes the block size at compile time.
  *
- *     make lesson07 && ./lesson07            # default n = 2^26, 256 threads per block
- *     ./lesson07 -n 4097 -b 32 --check       # any n, any power-of-two block 32..1024
+ *     make lesson07 && ./lesson07              # default n = 2^26, -b 256
+ *     ./lesson07 -n 4097 -b 32 --check         # any size, any power-of-two block
  */
 #include "harness.h"
 
-// ---- kernel ---------------------------------------------------------------
+#include <limits.h>
 
-// max(blockDim.x, 64) floats, sized at launch: the warp part reads up to
-// sdata[63], so a block of 32 threads gets 32 more slots, set to zero.
-extern __shared__ float sdata[];
+// ---- kernel ---------------------------------------------------------------
 
 // The last six steps, run by all 32 lanes of warp 0 (threads 0..31). On
 // entry sdata[0..63] holds 64 partial sums; returns the block's total in
-// lane 0. Lanes 16..31 compute sums nobody uses: letting them work is
-// cheaper than masking them off, and keeps all 32 lanes at every __syncwarp.
+// lane 0. Each step needs the results of only the lower lanes (16, then 8,
+// 4, ...); the other lanes add too: cheaper than masking them off, and it
+// keeps all 32 lanes at every __syncwarp.
 __device__ float warp_reduce(float *sdata, unsigned int tid)
 {
 #ifdef CLASSIC_VOLATILE
@@ -73,67 +72,68 @@ __device__ float warp_reduce(float *sdata, unsigned int tid)
 #endif
 }
 
-// out[blockIdx.x] = the sum of this block's span in[b*2B, b*2B + 2B) below n.
+// Sums in[blockIdx.x * 2*blockDim.x ...] (2*blockDim.x elements, fewer in the
+// last block) into out[blockIdx.x]. blockDim.x must be a power of two; the
+// launch gives max(blockDim.x, 64) floats of dynamic shared memory: the warp
+// part reads up to sdata[63], so a block of 32 threads gets 32 more slots.
 __global__ void reduce_kernel(const float *in, size_t n, float *out)
 {
-    const unsigned int tid = threadIdx.x;
-    const size_t i = (size_t)blockIdx.x * (2 * blockDim.x) + tid;
-
-    float v = 0.0f; // lesson 06's first add during load
+    extern __shared__ float sdata[];
+    unsigned int tid = threadIdx.x;
+    size_t i = (size_t)blockIdx.x * (2 * blockDim.x) + tid; // size_t: passes 2^32 when n does
+    // Lesson 06's first addition during the load.
+    float v = 0.0f;
     if (i < n) v = in[i];
     if (i + blockDim.x < n) v += in[i + blockDim.x];
     sdata[tid] = v;
-    if (blockDim.x < 64) sdata[tid + 32] = 0.0f; // a 32-thread block: zeros for the warp part's upper half
-    __syncthreads(); // every slot written before any thread reads another's
+    if (blockDim.x < 64) sdata[tid + 32] = 0.0f; // a 32-thread block: zeros for the warp part
+    __syncthreads(); // every slot is written before any thread reads a neighbour's
 
     // The tree as before, but it stops when 64 sums are left. For blocks of
     // 32 or 64 threads it does not run at all.
     for (unsigned int s = blockDim.x / 2; s > 32; s >>= 1) {
-        if (tid < s) sdata[tid] += sdata[tid + s];
-        __syncthreads(); // step s complete before step s/2 reads its sums
+        if (tid < s)
+            sdata[tid] += sdata[tid + s]; // reads [s, 2s), writes [0, s): no overlap
+        // This step's sums are finished before the next step reads them. Every
+        // thread reaches this barrier: the loop bounds are the same for all.
+        __syncthreads();
     }
 
-    // The new part: one warp finishes alone; warps 1.. are done and leave.
+    // The new part: warp 0 finishes alone; warps 1.. are done and leave.
     if (tid < 32) {
-        const float total = warp_reduce(sdata, tid);
+        float total = warp_reduce(sdata, tid);
         if (tid == 0) out[blockIdx.x] = total;
     }
 }
 
 // ---- launch ---------------------------------------------------------------
 
-static int g_block;            // threads per block, from -b
-static float *g_partials[2];   // the passes write their partial sums here, in turn
+static int g_block;              // threads per block, from -b
+static float *g_partials[2];     // scratch for the partial sums of each pass
 
-// Blocks needed for count elements: each block takes 2 * g_block of them.
-static size_t blocks_for(size_t count)
-{
-    const size_t per_block = 2 * (size_t)g_block;
-    return (count + per_block - 1) / per_block;
-}
-
-// Pass after pass (ping-pong between two buffers) until one block is enough;
-// that last pass writes *d_out.
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {
-    if (n == 0) { // nothing to add: the sum is 0 and no kernel is launched
+    if (n == 0) { // the sum of nothing is 0; nothing to launch
         CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
         return;
     }
-    // The warp part reads sdata[0..63] even when the block has 32 threads.
-    const size_t smem = (g_block < 64 ? 64 : g_block) * sizeof(float);
+    size_t shared = (g_block < 64 ? 64 : g_block) * sizeof(float); // the warp part reads sdata[0..63]
     const float *src = d_in;
-    size_t count = n;
-    int which = 0;
+    int next = 0;
     for (;;) {
-        const size_t blocks = blocks_for(count);
-        float *dst = blocks == 1 ? d_out : g_partials[which];
-        reduce_kernel<<<(unsigned int)blocks, g_block, smem>>>(src, count, dst);
+        // One block per 2 * g_block values. Only the first pass sees n itself;
+        // main() made sure its block count fits in gridDim.x (2^31 - 1).
+        size_t blocks = (n + 2 * (size_t)g_block - 1) / (2 * (size_t)g_block);
+        // The last pass (one block) writes the answer. Earlier passes write
+        // into the scratch buffer that this pass is not reading: in place,
+        // block b would overwrite slot b while another block still reads it.
+        float *dst = blocks == 1 ? d_out : g_partials[next];
+        reduce_kernel<<<(unsigned int)blocks, g_block, shared>>>(src, n, dst);
         CUDA_CHECK_LAST();
         if (blocks == 1) return;
-        src = dst;
-        count = blocks;
-        which ^= 1;
+        src = dst; // the next pass sums these partials (same stream: in order)
+        n = blocks;
+        next ^= 1;
     }
 }
 
@@ -145,18 +145,22 @@ int main(int argc, char **argv)
     Options opt;
     parse_options(argc, argv, &opt, &info);
     g_block = opt.block;
-
-    const size_t first = blocks_for(opt.n), second = blocks_for(first);
-    Input in = make_input_extra(&opt, (first + second + 2) * sizeof(float));
-    CUDA_CHECK(cudaMalloc((void **)&g_partials[0], (first + 1) * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g_partials[1], (second + 1) * sizeof(float)));
-
+    // First pass: one block per 2 * g_block elements; gridDim.x can be at most 2^31 - 1.
+    size_t p0 = (opt.n + 2 * (size_t)g_block - 1) / (2 * (size_t)g_block); // partials written by pass 1
+    if (p0 > (size_t)INT_MAX) {
+        fprintf(stderr, "%s: -n %zu needs more than 2^31-1 blocks of %d threads\n", info.lesson, opt.n, g_block);
+        return 2;
+    }
+    size_t p1 = (p0 + 2 * (size_t)g_block - 1) / (2 * (size_t)g_block); // written by pass 2; later passes write fewer
+    Input in = make_input_extra(&opt, (p0 + p1 + 2) * sizeof(float));
+    // Pass 1 writes buffer 0, pass 2 buffer 1, pass 3 buffer 0 again, ...
+    CUDA_CHECK(cudaMalloc((void **)&g_partials[0], (p0 + 1) * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g_partials[1], (p1 + 1) * sizeof(float)));
 #ifdef CLASSIC_VOLATILE
     run_variant(&opt, &in, "volatile", reduce_gpu);
 #else
     run_variant(&opt, &in, "syncwarp", reduce_gpu);
 #endif
-
     CUDA_CHECK(cudaFree(g_partials[0]));
     CUDA_CHECK(cudaFree(g_partials[1]));
     free_input(&in);

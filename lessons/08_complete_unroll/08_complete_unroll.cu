@@ -1,0 +1,162 @@
+/*
+ * Lesson 08: the block size is a compile-time constant, and the whole tree
+ * is written out step by step.
+ *
+ * What changed since lesson 07: BLOCK_SIZE replaces blockDim.x. Each
+ * block-level step of the tree is its own `if (BLOCK_SIZE >= ...)`; the
+ * compiler evaluates those conditions, keeps the steps this block size needs
+ * and deletes the rest, together with the loop counter, its shift, its
+ * compare and its branch. Shared memory becomes a plain static array. The
+ * warp part is lesson 07's race-free one (the volatile variant stays there).
+ * For another block size, edit BLOCK_SIZE and rebuild; -b must match it.
+ *
+ * The flaw that remains: whatever the tree costs, each thread still loads
+ * just two elements, and the sum takes several passes. Lesson 09 lets every
+ * thread add many elements first, so that two passes are enough.
+ *
+ *     make lesson08 && ./lesson08              # default n = 2^26, BLOCK_SIZE 256
+ *     ./lesson08 -n 65537 -d uniform --check   # any size
+ */
+#include "harness.h"
+
+#include <limits.h>
+
+#define BLOCK_SIZE 256 // threads per block: a power of two, 32..1024
+
+#if BLOCK_SIZE < 32 || BLOCK_SIZE > 1024 || (BLOCK_SIZE & (BLOCK_SIZE - 1)) != 0
+#error "BLOCK_SIZE must be a power of two in 32..1024"
+#endif
+// The warp part reads sdata[0..63]: a block of 32 gets 32 more slots.
+#define SMEM_FLOATS (BLOCK_SIZE < 64 ? 64 : BLOCK_SIZE)
+
+// ---- kernel ---------------------------------------------------------------
+
+// The last six steps, run by all 32 lanes of warp 0 (threads 0..31). On
+// entry sdata[0..63] holds 64 partial sums; returns the block's total in
+// lane 0. Each step needs the results of only the lower lanes (16, then 8,
+// 4, ...); the other lanes add too: cheaper than masking them off, and it
+// keeps all 32 lanes at every __syncwarp.
+__device__ float warp_reduce(float *sdata, unsigned int tid)
+{
+    // Race-free: each step reads into a register, waits, writes, waits.
+    // __syncwarp() is a barrier and a memory fence for the warp's lanes, so
+    // the compiler cannot keep sdata in registers across it either.
+    float v = sdata[tid] + sdata[tid + 32]; // both written before the last __syncthreads()
+    sdata[tid] = v;
+    __syncwarp(); // every lane's step-32 sum is in sdata before anyone reads it
+    v += sdata[tid + 16];
+    __syncwarp(); // every lane has read its neighbour before any lane overwrites its slot
+    sdata[tid] = v;
+    __syncwarp(); // step-16 sums written before step 8 reads them
+    v += sdata[tid + 8];
+    __syncwarp();
+    sdata[tid] = v;
+    __syncwarp();
+    v += sdata[tid + 4];
+    __syncwarp();
+    sdata[tid] = v;
+    __syncwarp();
+    v += sdata[tid + 2];
+    __syncwarp();
+    sdata[tid] = v;
+    __syncwarp();
+    v += sdata[tid + 1]; // last read: nothing writes after it, no barrier needed
+    return v;
+}
+
+// Sums in[blockIdx.x * 2*BLOCK_SIZE ...] (2*BLOCK_SIZE elements, fewer in the
+// last block) into out[blockIdx.x]. Launched with BLOCK_SIZE threads.
+__global__ void reduce_kernel(const float *in, size_t n, float *out)
+{
+    __shared__ float sdata[SMEM_FLOATS]; // the size is known now: static shared memory
+    unsigned int tid = threadIdx.x;
+    size_t i = (size_t)blockIdx.x * (2 * BLOCK_SIZE) + tid; // size_t: passes 2^32 when n does
+    // Lesson 06's first addition during the load.
+    float v = 0.0f;
+    if (i < n) v = in[i];
+    if (i + BLOCK_SIZE < n) v += in[i + BLOCK_SIZE];
+    sdata[tid] = v;
+    if (BLOCK_SIZE < 64) sdata[tid + 32] = 0.0f; // a 32-thread block: zeros for the warp part
+    __syncthreads(); // every slot is written before any thread reads a neighbour's
+
+    // The new part: the block-level steps, one `if` each. The conditions are
+    // constants, so no code is left for the steps a block of BLOCK_SIZE does
+    // not need, and no loop counter for the ones it does. Each barrier is
+    // reached by every thread of the block or by none.
+    if (BLOCK_SIZE >= 1024) {
+        if (tid < 512) sdata[tid] += sdata[tid + 512];
+        __syncthreads(); // this step's sums finished before the next step reads them
+    }
+    if (BLOCK_SIZE >= 512) {
+        if (tid < 256) sdata[tid] += sdata[tid + 256];
+        __syncthreads();
+    }
+    if (BLOCK_SIZE >= 256) {
+        if (tid < 128) sdata[tid] += sdata[tid + 128];
+        __syncthreads();
+    }
+    if (BLOCK_SIZE >= 128) {
+        if (tid < 64) sdata[tid] += sdata[tid + 64];
+        __syncthreads(); // the 64 sums the warp part reads are complete
+    }
+
+    // Lesson 07's last six steps: warp 0 finishes alone.
+    if (tid < 32) {
+        float total = warp_reduce(sdata, tid);
+        if (tid == 0) out[blockIdx.x] = total;
+    }
+}
+
+// ---- launch ---------------------------------------------------------------
+
+static float *g_partials[2];     // scratch for the partial sums of each pass
+
+static void reduce_gpu(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { // the sum of nothing is 0; nothing to launch
+        CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
+        return;
+    }
+    const float *src = d_in;
+    int next = 0;
+    for (;;) {
+        // One block per 2 * BLOCK_SIZE values. Only the first pass sees n
+        // itself; main() made sure its block count fits in gridDim.x.
+        size_t blocks = (n + 2 * (size_t)BLOCK_SIZE - 1) / (2 * (size_t)BLOCK_SIZE);
+        // The last pass (one block) writes the answer. Earlier passes write
+        // into the scratch buffer that this pass is not reading: in place,
+        // block b would overwrite slot b while another block still reads it.
+        float *dst = blocks == 1 ? d_out : g_partials[next];
+        reduce_kernel<<<(unsigned int)blocks, BLOCK_SIZE>>>(src, n, dst);
+        CUDA_CHECK_LAST();
+        if (blocks == 1) return;
+        src = dst; // the next pass sums these partials (same stream: in order)
+        n = blocks;
+        next ^= 1;
+    }
+}
+
+// ---- main -----------------------------------------------------------------
+
+int main(int argc, char **argv)
+{
+    const LessonInfo info = {"08_complete_unroll", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
+    Options opt;
+    parse_options(argc, argv, &opt, &info); // -b other than BLOCK_SIZE: exit 2
+    // First pass: one block per 2 * BLOCK_SIZE elements; gridDim.x can be at most 2^31 - 1.
+    size_t p0 = (opt.n + 2 * (size_t)BLOCK_SIZE - 1) / (2 * (size_t)BLOCK_SIZE); // partials written by pass 1
+    if (p0 > (size_t)INT_MAX) {
+        fprintf(stderr, "%s: -n %zu needs more than 2^31-1 blocks of %d threads\n", info.lesson, opt.n, BLOCK_SIZE);
+        return 2;
+    }
+    size_t p1 = (p0 + 2 * (size_t)BLOCK_SIZE - 1) / (2 * (size_t)BLOCK_SIZE); // written by pass 2; later passes write fewer
+    Input in = make_input_extra(&opt, (p0 + p1 + 2) * sizeof(float));
+    // Pass 1 writes buffer 0, pass 2 buffer 1, pass 3 buffer 0 again, ...
+    CUDA_CHECK(cudaMalloc((void **)&g_partials[0], (p0 + 1) * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g_partials[1], (p1 + 1) * sizeof(float)));
+    run_variant(&opt, &in, "unrolled", reduce_gpu);
+    CUDA_CHECK(cudaFree(g_partials[0]));
+    CUDA_CHECK(cudaFree(g_partials[1]));
+    free_input(&in);
+    return harness_exit_code();
+}
