@@ -128,6 +128,7 @@ int main(int argc, char **argv)
 
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_kernel, BLOCK_SIZE, 0));
+    if (per_sm < 1) per_sm = 1;
     g_max_blocks = g_dev.sm_count * per_sm;
     CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
 

@@ -1,0 +1,203 @@
+// link: -lcublas
+/*
+ * Lesson 14: the libraries -- CUB, Thrust and cuBLAS beside our best kernel.
+ *
+ * Since lesson 13: no new kernel. The same process times four ways to sum
+ * the same input at the -n given (make bench sweeps n = 2^10..2^30):
+ *   cub          cub::DeviceReduce::Sum, temp storage sized and allocated once,
+ *                outside the timer (two kernels above a few thousand items).
+ *   thrust       thrust::reduce: the one-line call. Each call allocates temp
+ *                storage, launches, copies the sum to the host (a sync) and
+ *                frees; we copy the host value back to *d_out for the check.
+ *   cublas_asum  cublasSasum: the sum of |x|, a different function (BLAS has
+ *                no plain sum); checked against sum|x|, not the sum.
+ *   ours_fixed   lesson 12's deterministic single-pass kernel, copied in.
+ * What to learn: what each call costs besides the reading itself (launches,
+ * temp storage, allocation, host round trips) and when a library is the
+ * right call. Lesson 15 asks what the float answers are worth.
+ *
+ *     make lesson14 && ./lesson14 -n 2^24
+ */
+#include "harness.h"
+#include <cub/device/device_reduce.cuh>
+#include <thrust/device_ptr.h>
+#include <thrust/execution_policy.h>
+#include <thrust/reduce.h>
+#include <cublas_v2.h>
+
+#define BLOCK_SIZE 256 // ours_fixed: threads per block (compile time: -b must equal it)
+#define UNROLL 4       // ours_fixed: float4 loads in flight per thread
+#define WARPS (BLOCK_SIZE / 32)
+#define TILE (BLOCK_SIZE * UNROLL)
+
+// cuBLAS returns its own status type: same idea as CUDA_CHECK.
+#define CUBLAS_CHECK(call)                                                                    \
+    do {                                                                                      \
+        cublasStatus_t st_ = (call);                                                          \
+        if (st_ != CUBLAS_STATUS_SUCCESS) {                                                   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cublasGetStatusString(st_)); \
+            exit(1);                                                                          \
+        }                                                                                     \
+    } while (0)
+
+// ---- kernel: lesson 12's "fixed" variant (LOAD_PATH 1: __ldg), unchanged --
+
+__device__ float warp_sum(float v) // in lane 0; all 32 lanes take part
+{
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, offset);
+    return v;
+}
+
+__device__ float block_sum(float v) // in thread 0; every thread of the block must call it
+{
+    __shared__ float warp_sums[WARPS];
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    v = warp_sum(v);
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads(); // every warp's slot is written before warp 0 reads them all
+    if (warp == 0) v = warp_sum(lane < WARPS ? warp_sums[lane] : 0.0f);
+    return v;
+}
+
+__device__ float thread_sum(const float *in, size_t n) // scalar head, float4 body, scalar tail
+{
+    size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / sizeof(float);
+    if (head > n) head = n;
+    size_t nvec = (n - head) / 4, tail = n - head - 4 * nvec;
+    const float4 *body = (const float4 *)(in + head);
+    float sum = 0.0f;
+    if (blockIdx.x == 0 && threadIdx.x < head) sum += in[threadIdx.x];
+    if (blockIdx.x == 0 && threadIdx.x < tail) sum += in[head + 4 * nvec + threadIdx.x];
+    size_t i = (size_t)blockIdx.x * TILE + threadIdx.x;
+    const size_t stride = (size_t)gridDim.x * TILE;
+    for (; i + (UNROLL - 1) * BLOCK_SIZE < nvec; i += stride) {
+        float4 v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) v[u] = __ldg(body + i + u * BLOCK_SIZE);
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+        if (i + u * BLOCK_SIZE < nvec) {
+            float4 v = __ldg(body + i + u * BLOCK_SIZE);
+            sum += (v.x + v.y) + (v.z + v.w);
+        }
+    }
+    return sum;
+}
+
+__global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired,
+                                    float *out)
+{
+    __shared__ bool last;
+    float sum = block_sum(thread_sum(in, n));
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = sum;
+        __threadfence(); // release: partial visible before the count says "done"
+        unsigned int done = atomicInc(retired, gridDim.x - 1); // the last one wraps it to 0
+        last = (done == gridDim.x - 1);
+        if (last) __threadfence(); // acquire: all partials visible to this block
+    }
+    __syncthreads(); // shares `last`; warp 0 is done with warp_sums before block_sum reuses them
+    if (!last) return;
+    float v = 0.0f;
+    for (unsigned int b = threadIdx.x; b < gridDim.x; b += BLOCK_SIZE) v += __ldcg(&partials[b]); // fixed order, via L2
+    v = block_sum(v);
+    if (threadIdx.x == 0) *out = v;
+}
+
+// ---- launch ---------------------------------------------------------------
+
+static void *g_cub_temp;        // CUB's temp storage, allocated once in main
+static size_t g_cub_temp_bytes;
+static cublasHandle_t g_cublas; // created once in main: creating one costs far more than a sum
+static int g_max_blocks;        // ours_fixed: SMs x resident blocks per SM
+static float *g_partials;
+static unsigned int *g_retired;
+
+static void write_zero(float *d_out) { CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); }
+
+// CUB picks 32- or 64-bit offsets from the type of num_items: give it an int
+// when n fits, as most callers do, and a 64-bit count above 2^31 - 1.
+// With temp == NULL it only writes the bytes it needs.
+static cudaError_t cub_sum(void *temp, size_t *bytes, const float *d_in, float *d_out, size_t n)
+{
+    if (n <= 0x7FFFFFFF) return cub::DeviceReduce::Sum(temp, *bytes, d_in, d_out, (int)n, 0);
+    return cub::DeviceReduce::Sum(temp, *bytes, d_in, d_out, (unsigned long long)n, 0);
+}
+
+static void reduce_cub(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { write_zero(d_out); return; }
+    CUDA_CHECK(cub_sum(g_cub_temp, &g_cub_temp_bytes, d_in, d_out, n)); // asynchronous, like our kernels
+}
+
+static void reduce_thrust(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { write_zero(d_out); return; }
+    thrust::device_ptr<const float> p = thrust::device_pointer_cast(d_in);
+    // Returns a host float: inside, cudaMalloc of temp storage, CUB's kernels,
+    // a copy to the host, a stream sync, and cudaFree (which syncs the device).
+    float sum = thrust::reduce(thrust::device, p, p + n);
+    // Only for the harness, which reads *d_out. From pageable memory the copy is
+    // staged before the call returns, so the local variable may then go.
+    CUDA_CHECK(cudaMemcpyAsync(d_out, &sum, sizeof(float), cudaMemcpyHostToDevice, 0));
+}
+
+static void reduce_cublas_asum(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { write_zero(d_out); return; }
+    // sum |x[i]|, 64-bit n. Pointer mode device (set in main): the result goes
+    // straight to d_out and the call does not wait for it.
+    CUBLAS_CHECK(cublasSasum_64(g_cublas, (int64_t)n, d_in, 1, d_out));
+}
+
+static void reduce_ours_fixed(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { write_zero(d_out); return; }
+    size_t tiles = (n / 4 + TILE - 1) / TILE;
+    int blocks = tiles < (size_t)g_max_blocks ? (int)tiles : g_max_blocks;
+    if (blocks < 1) blocks = 1;
+    reduce_fixed_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out);
+    CUDA_CHECK_LAST();
+}
+
+// ---- main -----------------------------------------------------------------
+
+int main(int argc, char **argv)
+{
+    const LessonInfo info = {"14_libraries", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
+    Options opt;
+    parse_options(argc, argv, &opt, &info);
+    Input in = make_input(&opt);
+
+    // Everything a library needs besides the call itself, outside the timer.
+    CUDA_CHECK(cub_sum(NULL, &g_cub_temp_bytes, in.d_in, NULL, in.n)); // query only
+    CUDA_CHECK(cudaMalloc(&g_cub_temp, g_cub_temp_bytes > 0 ? g_cub_temp_bytes : 1));
+    CUBLAS_CHECK(cublasCreate(&g_cublas));
+    CUBLAS_CHECK(cublasSetPointerMode(g_cublas, CUBLAS_POINTER_MODE_DEVICE));
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_kernel, BLOCK_SIZE, 0));
+    if (per_sm < 1) per_sm = 1;
+    g_max_blocks = g_dev.sm_count * per_sm;
+    CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g_retired, sizeof(unsigned int)));
+    CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
+
+    run_variant(&opt, &in, "cub", reduce_cub);
+    run_variant(&opt, &in, "thrust", reduce_thrust);
+    Input abs_in = in; // cublasSasum computes sum|x|: check it against that
+    abs_in.expected = in.sum_abs;
+    abs_in.tol = 1e-5 * in.sum_abs; // a sum of positives rounds even for ints above 2^24
+    run_variant(&opt, &abs_in, "cublas_asum", reduce_cublas_asum);
+    run_variant(&opt, &in, "ours_fixed", reduce_ours_fixed);
+
+    CUDA_CHECK(cudaFree(g_retired));
+    CUDA_CHECK(cudaFree(g_partials));
+    CUBLAS_CHECK(cublasDestroy(g_cublas));
+    CUDA_CHECK(cudaFree(g_cub_temp));
+    free_input(&in);
+    return harness_exit_code();
+}

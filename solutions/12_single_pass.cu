@@ -1,0 +1,143 @@
+/*
+ * Exercise 12: finish a reduction inside its only launch (last block done).
+ *
+ * The kernel below is lesson 11's pass 1: every block writes its partial sum
+ * to partials[blockIdx.x]. There is no pass 2 -- the launcher starts this one
+ * kernel and nothing else -- so *out stays unwritten (NaN) and the check
+ * fails. Make the last block to finish add up the partials, in a fixed order,
+ * and write *out. Two differences from lesson 12, to think through:
+ *   - the counter is a __device__ variable (zero when the program loads), and
+ *   - you count with atomicAdd(&blocks_done, 1), not atomicInc: so the last
+ *     block must put the counter back to 0 itself for the next launch. Why
+ *     is a plain store safe there?
+ *
+ *     make exercise12 && ./exercise12     # FAILs until the TODO is done
+ *     ./exercise12 -n 2^20+3 --offset 1 -d uniform --check
+ */
+#include "harness.h"
+
+#define BLOCK_SIZE 256
+#define UNROLL 4
+#define WARPS (BLOCK_SIZE / 32)
+#define TILE (BLOCK_SIZE * UNROLL)
+
+// ---- kernel ---------------------------------------------------------------
+
+__device__ unsigned int blocks_done = 0; // blocks of the current launch that have written their partial
+
+__device__ float warp_sum(float v) // in lane 0; all 32 lanes take part
+{
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, offset);
+    return v;
+}
+
+__device__ float block_sum(float v) // in thread 0; every thread of the block must call it
+{
+    __shared__ float warp_sums[WARPS];
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    v = warp_sum(v);
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads(); // every warp's slot is written before warp 0 reads them all
+    if (warp == 0) v = warp_sum(lane < WARPS ? warp_sums[lane] : 0.0f);
+    return v;
+}
+
+__device__ float thread_sum(const float *in, size_t n) // lesson 11: scalar head, float4 body, scalar tail
+{
+    size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / sizeof(float);
+    if (head > n) head = n;
+    size_t nvec = (n - head) / 4, tail = n - head - 4 * nvec;
+    const float4 *body = (const float4 *)(in + head);
+    float sum = 0.0f;
+    if (blockIdx.x == 0 && threadIdx.x < head) sum += in[threadIdx.x];
+    if (blockIdx.x == 0 && threadIdx.x < tail) sum += in[head + 4 * nvec + threadIdx.x];
+    size_t i = (size_t)blockIdx.x * TILE + threadIdx.x;
+    const size_t stride = (size_t)gridDim.x * TILE;
+    for (; i + (UNROLL - 1) * BLOCK_SIZE < nvec; i += stride) {
+        float4 v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) v[u] = __ldg(body + i + u * BLOCK_SIZE);
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+        if (i + u * BLOCK_SIZE < nvec) {
+            float4 v = __ldg(body + i + u * BLOCK_SIZE);
+            sum += (v.x + v.y) + (v.z + v.w);
+        }
+    }
+    return sum;
+}
+
+// Hints: thread 0 publishes the partial (__threadfence between the store and
+// the count), learns whether its block was the last, and tells the block
+// through __shared__; the last block adds partials[0..gridDim.x) in index
+// order (read them with __ldcg) and resets blocks_done. Every thread of the
+// last block must reach block_sum's __syncthreads.
+__global__ void reduce_kernel(const float *in, size_t n, float *partials, float *out)
+{
+    float sum = block_sum(thread_sum(in, n));
+    if (threadIdx.x == 0) partials[blockIdx.x] = sum;
+    // TODO(exercise): make the last block to finish sum the partials in a fixed order into *out, then reset blocks_done
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        __threadfence(); // our partial is visible GPU-wide before we count ourselves done
+        last = (atomicAdd(&blocks_done, 1u) == gridDim.x - 1);
+        if (last) __threadfence(); // and every other block's partial is visible to us
+    }
+    __syncthreads(); // everyone reads `last`; warp 0 is done with warp_sums before block_sum reuses them
+    if (last) {
+        float v = 0.0f;
+        for (unsigned int b = threadIdx.x; b < gridDim.x; b += BLOCK_SIZE) v += __ldcg(&partials[b]);
+        v = block_sum(v); // fixed order: partial b always goes to thread b % BLOCK_SIZE, then the same tree
+        if (threadIdx.x == 0) {
+            *out = v;
+            // Safe as a plain store: all gridDim.x blocks have already added 1,
+            // nobody else touches the counter in this launch, and the next
+            // launch starts only after this one has finished.
+            blocks_done = 0;
+        }
+    }
+    // END(exercise)
+}
+
+// ---- launch ---------------------------------------------------------------
+
+static int g_max_blocks;  // SMs x resident blocks per SM, set in main
+static float *g_partials; // one float per block
+
+static void reduce_gpu(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) {
+        CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
+        return;
+    }
+    size_t tiles = (n / 4 + TILE - 1) / TILE;
+    int blocks = tiles < (size_t)g_max_blocks ? (int)tiles : g_max_blocks;
+    if (blocks < 1) blocks = 1;
+    reduce_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, g_partials, d_out); // the only launch
+    CUDA_CHECK_LAST();
+}
+
+// ---- main -----------------------------------------------------------------
+
+int main(int argc, char **argv)
+{
+    const LessonInfo info = {"ex12_single_pass", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
+    Options opt;
+    parse_options(argc, argv, &opt, &info);
+    Input in = make_input(&opt);
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_kernel, BLOCK_SIZE, 0));
+    if (per_sm < 1) per_sm = 1;
+    g_max_blocks = g_dev.sm_count * per_sm;
+    CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
+
+    run_variant(&opt, &in, "last_block", reduce_gpu);
+
+    CUDA_CHECK(cudaFree(g_partials));
+    free_input(&in);
+    return harness_exit_code();
+}
