@@ -1,0 +1,105 @@
+/*
+ * Exercise 02: the maximum of the array, one atomic per thread.
+ *
+ * Lesson 02 added every element into one float with atomicAdd. Here every
+ * thread offers its element to a running maximum instead. CUDA has atomicMax
+ * for integers but not for float, so you build one from atomicCAS
+ * (compare-and-swap), the primitive every other atomic can be made of.
+ *
+ * The max of no elements: this program defines it as -infinity, the identity
+ * of max (max(-inf, x) = x for every x), so n = 0 gives -inf and the check
+ * expects -inf. The check is exact: a max never rounds.
+ *
+ *     make exercise02 && ./exercise02 --check     # fails until you fill in the TODOs
+ *     make solution02 && ./solution02             # the answer
+ */
+#include "harness.h"
+
+#include <limits.h>
+
+// ---- kernel ---------------------------------------------------------------
+
+// A float atomicMax: makes *addr = max(*addr, val) in one indivisible step and
+// returns the value *addr held before. NaN in val is ignored (a comparison
+// with NaN is false); the inputs here never hold one.
+__device__ float atomic_max_float(float *addr, float val)
+{
+    // TODO(exercise): make *addr = max(*addr, val) with an atomicCAS loop on the float's bits
+    //   Hint: atomicCAS works on unsigned int; __float_as_uint / __uint_as_float reinterpret
+    //   the bits. atomicCAS returns what it found: if that is not what you compared against,
+    //   another thread got there first, so compare val with the value it found and retry.
+    unsigned int *bits = (unsigned int *)addr;
+    // First guess at the current value. A stale guess only costs a failed
+    // CAS, which hands back the fresh value; a guess already >= val costs no
+    // atomic at all, which is what most threads find once the running max is
+    // near the true one. volatile: read memory now, not a cached copy.
+    unsigned int old = *(volatile unsigned int *)bits;
+    while (val > __uint_as_float(old)) {
+        unsigned int assumed = old;
+        // Writes val only if the word still holds `assumed`; either way it
+        // returns what the word held. Equal: our write went in, done.
+        // Different: another thread changed it; compare val with that value.
+        old = atomicCAS(bits, assumed, __float_as_uint(val));
+        if (old == assumed) break;
+    }
+    return __uint_as_float(old);
+    // END(exercise)
+}
+
+// One thread per element, as in lesson 02.
+__global__ void max_kernel(const float *in, size_t n, float *out)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomic_max_float(out, in[i]);
+}
+
+// *out = v, from one thread: cudaMemset sets bytes, and -inf (0xFF800000) is
+// not four equal bytes.
+__global__ void fill_kernel(float *out, float v) { *out = v; }
+
+// ---- launch ---------------------------------------------------------------
+
+static int g_block; // threads per block, from -b
+
+static void reduce_gpu(const float *d_in, size_t n, float *d_out)
+{
+    // TODO(exercise): start *d_out at the identity of max (it arrives poisoned with NaN)
+    //   Hint: which value x0 gives max(x0, x) = x for every float x? It is also the
+    //   max of no elements. fill_kernel can write it; the same stream orders it.
+    fill_kernel<<<1, 1>>>(d_out, -INFINITY); // same stream: done before max_kernel starts
+    CUDA_CHECK_LAST();
+    // END(exercise)
+    if (n == 0) return;
+    size_t blocks = (n + g_block - 1) / g_block; // main() made sure this fits in gridDim.x
+    max_kernel<<<(unsigned int)blocks, g_block>>>(d_in, n, d_out);
+    CUDA_CHECK_LAST();
+}
+
+// ---- main -----------------------------------------------------------------
+
+int main(int argc, char **argv)
+{
+    const LessonInfo info = {"ex02_atomic", BLOCK_RUNTIME, 256, NULL};
+    Options opt;
+    parse_options(argc, argv, &opt, &info);
+    g_block = opt.block;
+    if ((opt.n + g_block - 1) / g_block > (size_t)INT_MAX) {
+        fprintf(stderr, "%s: -n %zu needs more than 2^31-1 blocks of %d threads\n", info.lesson, opt.n, g_block);
+        return 2;
+    }
+    Input in = make_input(&opt);
+
+    // The reference: the max on the host, from a copy of the very input the
+    // GPU reads. -inf for n = 0 (and -inf == -inf, so the check still works).
+    float *h = copy_input_to_host(&in);
+    float max = -INFINITY;
+    for (size_t i = 0; i < in.n; i++)
+        if (h[i] > max) max = h[i];
+    free(h);
+    in.expected = max;
+    in.tol = -1.0; // exact, for both inputs: a max picks an element, it never rounds
+
+    run_variant(&opt, &in, "atomic_max", reduce_gpu);
+    free_input(&in);
+    return harness_exit_code();
+}

@@ -1,0 +1,126 @@
+/*
+ * Exercise 04: lesson 04's tree with double-precision sums in shared memory.
+ *
+ * Lesson 04 adds floats, so every addition of the tree rounds to 24 bits. Here
+ * the block's slots are doubles (53 bits), the partial sums between passes
+ * stay doubles, and the total is rounded to float once, at the very end.
+ *
+ * What that buys: the uniform input is k / 2^23 with |k| <= 2^23, so every
+ * partial sum is a whole multiple of 2^-23, at most n * 2^23 of them: exact in
+ * double (53 bits) while n <= 2^30. The result is then the float nearest the
+ * exact sum, and this program checks it exactly for both inputs.
+ *
+ * What it costs: 8-byte slots in the same 4-byte banks. Predict what happens
+ * to the bank conflicts before you measure (notes.md of lesson 04).
+ *
+ *     make exercise04 && ./exercise04 --check     # fails until you fill in the TODOs
+ *     make solution04 && ./solution04             # the answer
+ */
+#include "harness.h"
+
+#include <limits.h>
+
+// ---- kernel ---------------------------------------------------------------
+
+// One kernel for every pass. The first pass reads the float input (in_f), the
+// later ones read the double partial sums of the pass before (in_d): exactly
+// one of the two is non-NULL. Each block sums its blockDim.x values (fewer in
+// the last block) in double; the total goes to out[blockIdx.x] as a double,
+// or, on the final pass (final_out non-NULL, one block), to *final_out as a
+// float. blockDim.x must be a power of two.
+__global__ void reduce_kernel(const float *in_f, const double *in_d, size_t n, double *out, float *final_out)
+{
+    unsigned int tid = threadIdx.x;
+    // TODO(exercise): declare the dynamic shared array as doubles; load this thread's value into it
+    //   Hint: element i = blockIdx.x * blockDim.x + tid (size_t); 0 past n, else in_f[i] as a
+    //   double on the first pass, in_d[i] on later ones. The third TODO sizes the shared memory.
+    extern __shared__ double sdata[];
+    size_t i = (size_t)blockIdx.x * blockDim.x + tid; // size_t: passes 2^32 when n does
+    sdata[tid] = i >= n ? 0.0 : in_f ? (double)in_f[i] : in_d[i];
+    // END(exercise)
+    __syncthreads(); // every slot is written before any thread reads a neighbour's
+
+    // TODO(exercise): lesson 04's tree over sdata (index = 2*s*tid), with its barriers
+    //   Hint: the loop does not care that the slots are doubles now.
+    for (unsigned int s = 1; s < blockDim.x; s *= 2) {
+        unsigned int index = 2 * s * tid; // at most 2 * 512 * 1023: no overflow
+        if (index < blockDim.x)
+            sdata[index] += sdata[index + s]; // index + s < blockDim.x: index is a multiple of 2*s
+        // This step's sums are finished before the next step reads them. Every
+        // thread reaches this barrier: the loop bounds are the same for all.
+        __syncthreads();
+    }
+    // END(exercise)
+    if (tid == 0) {
+        if (final_out)
+            *final_out = (float)sdata[0]; // the one rounding to float (to nearest)
+        else
+            out[blockIdx.x] = sdata[0];
+    }
+}
+
+// ---- launch ---------------------------------------------------------------
+
+static int g_block;              // threads per block, from -b
+static double *g_partials[2];    // scratch for the partial sums of each pass, in double
+
+static void reduce_gpu(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { // the sum of nothing is 0; nothing to launch
+        CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
+        return;
+    }
+    // TODO(exercise): the bytes of dynamic shared memory each block needs
+    //   Hint: one slot per thread; how big is a slot now?
+    size_t shared = g_block * sizeof(double);
+    // END(exercise)
+    const float *src_f = d_in;   // the first pass reads the floats...
+    const double *src_d = NULL;  // ...later passes the double partials
+    int next = 0;
+    for (;;) {
+        // One block per g_block values. Only the first pass sees n itself;
+        // main() made sure its block count fits in gridDim.x (2^31 - 1).
+        size_t blocks = (n + g_block - 1) / g_block;
+        // The last pass (one block) writes the float answer. Earlier passes
+        // write into the scratch buffer that this pass is not reading.
+        float *final_out = blocks == 1 ? d_out : NULL;
+        reduce_kernel<<<(unsigned int)blocks, g_block, shared>>>(src_f, src_d, n, g_partials[next], final_out);
+        CUDA_CHECK_LAST();
+        if (blocks == 1) return;
+        src_f = NULL; // the next pass sums these partials (same stream: in order)
+        src_d = g_partials[next];
+        n = blocks;
+        next ^= 1;
+    }
+}
+
+// ---- main -----------------------------------------------------------------
+
+int main(int argc, char **argv)
+{
+    const LessonInfo info = {"ex04_interleaved_strided", BLOCK_RUNTIME, 256, NULL};
+    Options opt;
+    parse_options(argc, argv, &opt, &info);
+    g_block = opt.block;
+    // First pass: one block per g_block elements; gridDim.x can be at most 2^31 - 1.
+    size_t p0 = (opt.n + g_block - 1) / g_block; // partials written by pass 1
+    if (p0 > (size_t)INT_MAX) {
+        fprintf(stderr, "%s: -n %zu needs more than 2^31-1 blocks of %d threads\n", info.lesson, opt.n, g_block);
+        return 2;
+    }
+    size_t p1 = (p0 + g_block - 1) / g_block; // partials written by pass 2; later passes write fewer
+    Input in = make_input_extra(&opt, (p0 + p1 + 2) * sizeof(double));
+    // Pass 1 writes buffer 0, pass 2 buffer 1, pass 3 buffer 0 again, ...
+    CUDA_CHECK(cudaMalloc((void **)&g_partials[0], (p0 + 1) * sizeof(double)));
+    CUDA_CHECK(cudaMalloc((void **)&g_partials[1], (p1 + 1) * sizeof(double)));
+
+    // The check: the float nearest the exact sum, for both inputs. Exact in
+    // double up to n = 2^30 (see the top); ints were exact in float already.
+    in.expected = (double)(float)in.expected;
+    in.tol = -1.0;
+    run_variant(&opt, &in, "tree_f64", reduce_gpu);
+    CUDA_CHECK(cudaFree(g_partials[0]));
+    CUDA_CHECK(cudaFree(g_partials[1]));
+    free_input(&in);
+    return harness_exit_code();
+}
