@@ -9,7 +9,8 @@
  *           itself on a counter; the last to arrive adds all the partials in
  *           a fixed order. One kernel, no memset, the same bits every run.
  *           The tutorial's fastest general kernel.
- * Tunables (edit, or -D on the nvcc line): BLOCK_SIZE, UNROLL, LOAD_PATH, BLOCKS_PER_SM.
+ * Tunables (edit, or -D on the nvcc line): BLOCK_SIZE, UNROLL, LOAD_PATH,
+ * STREAM_BELOW_L2, BLOCKS_PER_SM; the defaults won on an H200 (notes.md).
  * What remains: the partials still go through global memory; on Hopper the
  * blocks can combine through each other's shared memory first (lesson 13).
  *
@@ -19,7 +20,7 @@
 #include "harness.h"
 
 #ifndef BLOCK_SIZE
-#define BLOCK_SIZE 256 // threads per block (compile time: -b must equal it)
+#define BLOCK_SIZE 512 // threads per block (compile time: -b must equal it)
 #endif
 #ifndef UNROLL
 #define UNROLL 4       // float4 loads each thread issues before adding any
@@ -30,6 +31,12 @@
 //   4 as 3, plus a 256-byte L2 prefetch hint (.L2::256B; sm_80+, 3 on older GPUs)
 #ifndef LOAD_PATH
 #define LOAD_PATH 1
+#endif
+// Inputs up to this many times the L2 size are read with __ldcs (evict-first):
+// they then push out the lines other work left in L2 (the timing loop's L2
+// flush leaves it full of dirty lines) instead of each other. 0 turns it off.
+#ifndef STREAM_BELOW_L2
+#define STREAM_BELOW_L2 2
 #endif
 #ifndef BLOCKS_PER_SM
 #define BLOCKS_PER_SM 0 // cap on blocks per SM in the grid; 0: as many as fit (occupancy API)
@@ -43,18 +50,18 @@
 // ---- kernel ---------------------------------------------------------------
 
 #if LOAD_PATH == 0
-#define LOAD4(p) (*(p))
+#define LOADX(p) (*(p))
 #elif LOAD_PATH == 1
-#define LOAD4(p) __ldg(p)
+#define LOADX(p) __ldg(p)
 #elif LOAD_PATH == 2
-#define LOAD4(p) __ldcs(p)
+#define LOADX(p) __ldcs(p)
 #else
 #if LOAD_PATH == 4 && __CUDA_ARCH__ >= 800
 #define LOAD4_PTX "ld.global.nc.L1::no_allocate.L2::256B.v4.f32"
 #else
 #define LOAD4_PTX "ld.global.nc.L1::no_allocate.v4.f32"
 #endif
-#define LOAD4(p) load4_ptx(p)
+#define LOADX(p) load4_ptx(p)
 __device__ __forceinline__ float4 load4_ptx(const float4 *p)
 {
     float4 v;
@@ -63,6 +70,9 @@ __device__ __forceinline__ float4 load4_ptx(const float4 *p)
     return v;
 }
 #endif
+
+// stream: a uniform flag, the same for every thread (no divergence).
+#define LOAD4(p) (stream ? __ldcs(p) : LOADX(p))
 
 __device__ float warp_sum(float v) // in lane 0; all 32 lanes take part
 {
@@ -84,7 +94,7 @@ __device__ float block_sum(float v) // in thread 0; every thread of the block mu
 
 // This thread's share of in[0..n): lesson 11's scalar head, float4 body
 // (UNROLL loads in flight) and scalar tail. Never reads outside in[0..n).
-__device__ float thread_sum(const float *in, size_t n)
+__device__ float thread_sum(const float *in, size_t n, int stream)
 {
     size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / sizeof(float); // 0..3 floats before a 16-byte boundary
     if (head > n) head = n;
@@ -113,18 +123,18 @@ __device__ float thread_sum(const float *in, size_t n)
 }
 
 // (a) atomic: *out must be 0 before the launch.
-__global__ void reduce_atomic_kernel(const float *in, size_t n, float *out)
+__global__ void reduce_atomic_kernel(const float *in, size_t n, float *out, int stream)
 {
-    float sum = block_sum(thread_sum(in, n));
+    float sum = block_sum(thread_sum(in, n, stream));
     if (threadIdx.x == 0) atomicAdd(out, sum); // one atomic per block; blocks arrive in any order
 }
 
 // (b) fixed: *retired must be 0 before the first launch; each launch leaves it 0.
 __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired,
-                                    float *out)
+                                    float *out, int stream)
 {
     __shared__ bool last; // is this block the last one to finish?
-    float sum = block_sum(thread_sum(in, n));
+    float sum = block_sum(thread_sum(in, n, stream));
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = sum;
         // Release: the partial must be visible GPU-wide before the counter
@@ -158,6 +168,10 @@ static unsigned int *g_retired; // the blocks-done counter, zeroed once in main
 
 // One tile per block at most and no more blocks than fit at once: depends
 // only on n and the GPU, never on timing, so the fixed result is repeatable.
+// Evict-first loads pay for inputs about the size of L2 and cost ~2% on
+// large ones (measured; see notes.md), so the choice depends on n.
+static int stream_for(size_t n) { return (double)n * sizeof(float) <= STREAM_BELOW_L2 * (double)g_dev.l2_bytes; }
+
 static int grid_for(size_t n)
 {
     size_t tiles = (n / 4 + TILE - 1) / TILE;
@@ -169,7 +183,7 @@ static void reduce_atomic(const float *d_in, size_t n, float *d_out)
 {
     CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); // the atomics add into it; n == 0 ends here
     if (n == 0) return;
-    reduce_atomic_kernel<<<grid_for(n), BLOCK_SIZE>>>(d_in, n, d_out);
+    reduce_atomic_kernel<<<grid_for(n), BLOCK_SIZE>>>(d_in, n, d_out, stream_for(n));
     CUDA_CHECK_LAST();
 }
 
@@ -179,7 +193,7 @@ static void reduce_fixed(const float *d_in, size_t n, float *d_out)
         CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
         return;
     }
-    reduce_fixed_kernel<<<grid_for(n), BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch
+    reduce_fixed_kernel<<<grid_for(n), BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out, stream_for(n)); // the only launch
     CUDA_CHECK_LAST();
 }
 
