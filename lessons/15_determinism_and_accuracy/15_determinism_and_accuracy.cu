@@ -1,0 +1,361 @@
+/*
+ * Lesson 15: the same sum every run, and how close it is to the truth.
+ *
+ * What changed since lesson 14: nothing gets faster. Lesson 12's single-pass
+ * kernel comes back in four versions that differ only in how they add:
+ * "atomic" (fp32, one atomicAdd per block), "fixed" (fp32, the last block adds
+ * the block partials in a fixed order), "kahan" (fixed order; each thread
+ * carries a Neumaier compensation term) and "fp64" (fixed order, doubles from
+ * the first add to the last). CUB's DeviceReduce::Sum runs beside them. Human
+ * mode then prints a table: distinct bit patterns over 100 runs, and each
+ * one's error against an EXACT reference on three inputs, from well- to
+ * badly-conditioned, next to its GB/s.
+ *
+ * The flaw that remains: the compensation stops at the thread; the tree above
+ * it adds plain floats (the exercise carries it up). And every lesson so far
+ * reduced with "+": lesson 16 changes the combine.
+ *
+ *     make lesson15 && ./lesson15               # lines, then the table
+ *     ./lesson15 -n 2^20+3 -d uniform --check   # checks only, 20 repeats
+ */
+#include "harness.h"
+#include <cub/device/device_reduce.cuh>
+
+#define UNROLL 4          // float4 loads in flight per thread and trip (lesson 11)
+#define REPEATS 100       // runs per variant for the bit-pattern count
+#define REPEATS_CHECK 20  // the same under --check
+#define CANCEL_BITS 20    // the "cancel" input is integers times 2^-20
+
+enum { ACC_FP32 = 0, ACC_KAHAN = 1, ACC_FP64 = 2 };
+enum { FINISH_ATOMIC = 0, FINISH_FIXED = 1 };
+
+// ---- kernel ---------------------------------------------------------------
+
+// A thread's running total: fp32 uses s, kahan uses s and its compensation c,
+// fp64 uses d. Each kernel fixes the mode at compile time, so the compiler
+// drops the fields and branches that mode does not use.
+typedef struct { float s, c; double d; } Acc;
+
+__device__ __forceinline__ void acc_add(Acc *a, float x, int mode)
+{
+    if (mode == ACC_FP64) {
+        a->d += (double)x; // the conversion is exact; the add rounds at 2^-53, not 2^-24
+    } else if (mode == ACC_KAHAN) {
+        // Neumaier: t = s + x rounds, but the part that was rounded away can
+        // be recovered exactly from the larger operand. c collects those
+        // parts and is added back once, at the end of the thread's loop.
+        float t = a->s + x;
+        a->c += fabsf(a->s) >= fabsf(x) ? (a->s - t) + x : (x - t) + a->s;
+        a->s = t;
+    } else {
+        a->s += x;
+    }
+}
+
+__device__ __forceinline__ void acc_add4(Acc *a, float4 v, int mode)
+{
+    acc_add(a, v.x, mode); acc_add(a, v.y, mode); acc_add(a, v.z, mode); acc_add(a, v.w, mode);
+}
+
+// Lesson 12's loads: the whole grid visits in[0..n) once. Scalar head up to
+// the first 16-byte boundary, float4 body with UNROLL loads in flight, scalar
+// tail. Each thread adds its elements in increasing index order.
+__device__ __forceinline__ void thread_accumulate(const float *in, size_t n, int mode, Acc *a)
+{
+    size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    size_t threads = (size_t)gridDim.x * blockDim.x;
+    size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / 4; // floats before the boundary: 0..3
+    if (head > n) head = n;
+    const float4 *body = (const float4 *)(in + head);
+    size_t n4 = (n - head) / 4, tail = head + 4 * n4;
+    if (tid < head) acc_add(a, in[tid], mode);
+    size_t i = tid;
+    for (; i + (UNROLL - 1) * threads < n4; i += UNROLL * threads) {
+        float4 v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) v[u] = __ldg(&body[i + u * threads]); // all loads issued first
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) acc_add4(a, v[u], mode);
+    }
+    for (; i < n4; i += threads) acc_add4(a, __ldg(&body[i]), mode);
+    if (tid < n - tail) acc_add(a, in[tail + tid], mode);
+}
+
+// Every lane calls these (no thread has left the kernel yet): full mask.
+__device__ __forceinline__ float warp_sum_f(float v)
+{
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    return v;
+}
+__device__ __forceinline__ double warp_sum_d(double v)
+{
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    return v;
+}
+
+// The block's total, valid in thread 0: warp shuffles, one shared slot per
+// warp, warp 0 adds the slots. kahan folds c into s here: from this point on
+// its tree is plain fp32, like "fixed".
+__device__ __forceinline__ double block_total(Acc a, int mode)
+{
+    __shared__ float slot_f[32];
+    __shared__ double slot_d[32];
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    if (mode == ACC_FP64) {
+        double v = warp_sum_d(a.d);
+        if (lane == 0) slot_d[warp] = v;
+        __syncthreads(); // every warp's slot is written before warp 0 reads them
+        if (warp == 0) v = warp_sum_d(lane < warps ? slot_d[lane] : 0.0);
+        return v;
+    }
+    float v = warp_sum_f(a.s + a.c);
+    if (lane == 0) slot_f[warp] = v;
+    __syncthreads(); // the same: slots written before they are read
+    if (warp == 0) v = warp_sum_f(lane < warps ? slot_f[lane] : 0.0f);
+    return (double)v; // a float in a double: exact
+}
+
+__device__ __forceinline__ void reduce_body(const float *in, size_t n, int mode, int finish, double *partials,
+                                            unsigned int *counter, float *out)
+{
+    Acc a = {0.0f, 0.0f, 0.0};
+    thread_accumulate(in, n, mode, &a);
+    double total = block_total(a, mode);
+    if (finish == FINISH_ATOMIC) {
+        // Blocks arrive here in a different order every run, and float
+        // addition is not associative: the last bits of *out can change.
+        if (threadIdx.x == 0) atomicAdd(out, (float)total);
+        return;
+    }
+    __shared__ int am_last;
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = total;
+        __threadfence(); // release: our partial is visible device-wide before the counter counts it
+        am_last = atomicAdd(counter, 1u) == gridDim.x - 1;
+        if (am_last) __threadfence(); // acquire: every counted partial is visible to the reads below
+    }
+    __syncthreads(); // publishes am_last; the slots of block_total are free again
+    if (!am_last) return;
+    // The last block adds the partials in an order fixed by the launch shape
+    // alone (thread t takes t, t + blockDim, ..., then the same tree): the
+    // same bits every run, whichever block happened to finish last.
+    Acc b = {0.0f, 0.0f, 0.0};
+    for (unsigned int i = threadIdx.x; i < gridDim.x; i += blockDim.x) {
+        double p = __ldcg(&partials[i]); // through L2: never a stale L1 line
+        if (mode == ACC_FP64) b.d += p;
+        else acc_add(&b, (float)p, mode); // fp32 and kahan partials are floats: exact
+    }
+    total = block_total(b, mode);
+    if (threadIdx.x == 0) {
+        *out = (float)total;
+        *counter = 0; // every block has counted: ready for the next launch
+    }
+}
+
+#define KERNEL_ARGS const float *in, size_t n, double *partials, unsigned int *counter, float *out
+__global__ void sum_atomic_kernel(KERNEL_ARGS) { reduce_body(in, n, ACC_FP32, FINISH_ATOMIC, partials, counter, out); }
+__global__ void sum_fixed_kernel(KERNEL_ARGS) { reduce_body(in, n, ACC_FP32, FINISH_FIXED, partials, counter, out); }
+__global__ void sum_kahan_kernel(KERNEL_ARGS) { reduce_body(in, n, ACC_KAHAN, FINISH_FIXED, partials, counter, out); }
+__global__ void sum_fp64_kernel(KERNEL_ARGS) { reduce_body(in, n, ACC_FP64, FINISH_FIXED, partials, counter, out); }
+
+// ---- launch ---------------------------------------------------------------
+
+enum { V_ATOMIC, V_FIXED, V_KAHAN, V_FP64, V_CUB, NUM_VARIANTS };
+static const char *const g_name[NUM_VARIANTS] = {"atomic", "fixed", "kahan", "fp64", "cub"};
+typedef void (*sum_kernel)(KERNEL_ARGS);
+static sum_kernel const g_kernel[V_CUB] = {sum_atomic_kernel, sum_fixed_kernel, sum_kahan_kernel, sum_fp64_kernel};
+static int g_block, g_max_blocks[V_CUB]; // SMs x resident blocks, per kernel (occupancy API)
+static double *g_partials;
+static unsigned int *g_counter;
+static void *g_cub_temp;
+static size_t g_cub_bytes;
+
+static void launch(int v, const float *d_in, size_t n, float *d_out)
+{
+    size_t per_block = (size_t)g_block * 4 * UNROLL; // floats a block takes in one trip
+    size_t want = (n + per_block - 1) / per_block;    // no more blocks than the data can feed
+    int blocks = want < (size_t)g_max_blocks[v] ? (int)want : g_max_blocks[v];
+    g_kernel[v]<<<blocks, g_block>>>(d_in, n, g_partials, g_counter, d_out);
+    CUDA_CHECK_LAST();
+}
+static void sum_atomic(const float *d_in, size_t n, float *d_out)
+{
+    CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); // blocks add into it: zeroed in the timed region
+    if (n) launch(V_ATOMIC, d_in, n, d_out);
+}
+static void sum_fixed_order(int v, const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); return; }
+    launch(v, d_in, n, d_out); // the last block writes *d_out
+}
+static void sum_fixed(const float *d_in, size_t n, float *d_out) { sum_fixed_order(V_FIXED, d_in, n, d_out); }
+static void sum_kahan(const float *d_in, size_t n, float *d_out) { sum_fixed_order(V_KAHAN, d_in, n, d_out); }
+static void sum_fp64(const float *d_in, size_t n, float *d_out) { sum_fixed_order(V_FP64, d_in, n, d_out); }
+static void sum_cub(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); return; }
+    size_t bytes = g_cub_bytes; // temp storage allocated once, outside the timing
+    CUDA_CHECK(cub::DeviceReduce::Sum(g_cub_temp, bytes, d_in, d_out, n));
+}
+static reduce_fn const g_fn[NUM_VARIANTS] = {sum_atomic, sum_fixed, sum_kahan, sum_fp64, sum_cub};
+
+// ---- main -----------------------------------------------------------------
+
+// run_variant, keeping the report for the table's GB/s column.
+static Report g_report[NUM_VARIANTS];
+static void run_and_keep(const Options *opt, const Input *in, int v)
+{
+    Report r = new_report(opt, g_name[v], in->n, (double)in->n * sizeof(float));
+    SumWork w = {g_fn[v], in};
+    r.expected = in->expected;
+    r.tol = in->tol;
+    sum_poison(&w);
+    sum_work(&w);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    r.result = read_result();
+    r.pass = check_result(r.result, in->expected, in->tol);
+    if (!opt->check_only && r.pass) {
+        time_work(opt, sum_poison, sum_work, &w, &r);
+        r.result = read_result(); // the last timed run's result
+        r.pass = check_result(r.result, in->expected, in->tol);
+    }
+    report_result(opt, &r);
+    g_report[v] = r;
+}
+
+// Runs fn reps times on the same input; returns how many distinct bit
+// patterns the results had, and the last result in *last.
+static int distinct_results(reduce_fn fn, const float *d_x, size_t n, int reps, float *last)
+{
+    uint32_t seen[REPEATS];
+    int k = 0;
+    for (int r = 0; r < reps; r++) {
+        CUDA_CHECK(cudaMemsetAsync(g_out, 0xFF, sizeof(float), 0)); // NaN: a run that writes nothing shows
+        fn(d_x, n, g_out);
+        *last = read_result();
+        uint32_t bits;
+        memcpy(&bits, last, sizeof bits);
+        int j = 0;
+        while (j < k && seen[j] != bits) j++;
+        if (j == k) seen[k++] = bits;
+    }
+    return k;
+}
+
+// "cancel": the first half holds big positive integers B_j (1 to 2^23, of
+// varied magnitude), the second half holds -B_j + s_j with s_j in {0, 1}; an
+// odd last element is s. Every value is an integer below 2^24 in magnitude
+// times 2^-20, so it is an exact float, and the true sum (the s_j) is tiny
+// next to sum |x|: condition number ~4e6. Partial sums grow huge, then cancel.
+static void make_cancel(float *h, size_t n, uint64_t seed)
+{
+    size_t half = n / 2;
+    uint64_t base = mix64(seed ^ 0xCA9CE1ULL);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = mix64(base + (i < half ? i : i - half));
+        int64_t big = (int64_t)(1 + (r & 0xFFFF)) << ((r >> 16) & 7);
+        int64_t small = (int64_t)((r >> 20) & 1);
+        int64_t v = i < half ? big : i < 2 * half ? small - big : small;
+        h[i] = ldexpf((float)v, -CANCEL_BITS);
+    }
+}
+
+// The exact sum of floats that are all integers times 2^-bits (checked), by
+// int64 fixed point; also sum |x| (for the condition number).
+static double exact_sum(const float *h, size_t n, int bits, double *sum_abs)
+{
+    int64_t s = 0;
+    double a = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double t = ldexp((double)h[i], bits);
+        int64_t k = (int64_t)t;
+        if ((double)k != t) { fprintf(stderr, "exact_sum: element %zu is not on the 2^-%d grid\n", i, bits); exit(1); }
+        s += k;
+        a += fabs(t);
+    }
+    *sum_abs = ldexp(a, -bits);
+    return ldexp((double)s, -bits); // exact while |s| < 2^53
+}
+
+static void print_table(const Input *in, const Options *opt, float *d_x)
+{
+    size_t n = in->n;
+    float *h = (float *)malloc(n * sizeof(float) + 1);
+    if (!h) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    printf("\n%d runs of each variant on n=%zu; error against the exact sum (int64 fixed point on the host).\n"
+           "atomic, fixed: fp32 adds (atomic / fixed-order finish); kahan: fp32 + per-thread Neumaier;\n"
+           "fp64: double adds; cub: DeviceReduce::Sum. GB/s: the timed lines above (-d input).\n",
+           REPEATS, n);
+    printf("%-9s %-12s %-7s %-9s %-16s %-9s %-9s %s\n", "data", "sum|x|/|sum|", "variant", "patterns", "result",
+           "|error|", "err/|sum|", "GB/s");
+    for (int d = 0; d < 3; d++) {
+        int64_t s = 0, a = 0;
+        int bits = 23; // uniform input is k * 2^-23
+        if (d < 2) fill_input(h, 0, n, opt->seed, DIST_UNIFORM, &s, &a);
+        if (d == 0) for (size_t i = 0; i < n; i++) h[i] = fabsf(h[i]); // all positive: condition number 1
+        if (d == 2) { make_cancel(h, n, opt->seed); bits = CANCEL_BITS; }
+        double sum_abs, exact = exact_sum(h, n, bits, &sum_abs);
+        if (n) CUDA_CHECK(cudaMemcpy(d_x, h, n * sizeof(float), cudaMemcpyHostToDevice));
+        for (int v = 0; v < NUM_VARIANTS; v++) {
+            float last = 0.0f;
+            int k = distinct_results(g_fn[v], d_x, n, REPEATS, &last);
+            double err = fabs((double)last - exact), us = g_report[v].median_us;
+            printf("%-9s %-12.3g %-7s %3d/%-5d %-16.9g %-9.2g %-9.2g %.1f\n", d == 0 ? "positive" : d == 1 ? "uniform" : "cancel",
+                   exact != 0.0 ? sum_abs / fabs(exact) : INFINITY, g_name[v], k, REPEATS, (double)last, err,
+                   exact != 0.0 ? err / fabs(exact) : 0.0, us > 0 ? n * 4.0 / (us * 1e3) : 0.0);
+        }
+    }
+    free(h);
+}
+
+int main(int argc, char **argv)
+{
+    const LessonInfo info = {"15_determinism_and_accuracy", BLOCK_RUNTIME, 256, NULL};
+    Options opt;
+    parse_options(argc, argv, &opt, &info);
+    g_block = opt.block;
+    int table = !opt.check_only && !opt.csv; // the extra table: human mode only
+    Input in = make_input_extra(&opt, table ? opt.n * sizeof(float) : 0);
+
+    int most = 1;
+    for (int v = 0; v < V_CUB; v++) {
+        int occ = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, g_kernel[v], g_block, 0));
+        g_max_blocks[v] = occ * g_dev.sm_count > 0 ? occ * g_dev.sm_count : 1;
+        if (g_max_blocks[v] > most) most = g_max_blocks[v];
+    }
+    CUDA_CHECK(cudaMalloc((void **)&g_partials, most * sizeof(double)));
+    CUDA_CHECK(cudaMalloc((void **)&g_counter, sizeof(unsigned int)));
+    CUDA_CHECK(cudaMemset(g_counter, 0, sizeof(unsigned int))); // once: each launch's last block resets it
+    CUDA_CHECK(cub::DeviceReduce::Sum(NULL, g_cub_bytes, in.d_in, g_out, in.n > 0 ? in.n : 1));
+    CUDA_CHECK(cudaMalloc(&g_cub_temp, g_cub_bytes > 0 ? g_cub_bytes : 1));
+
+    for (int v = 0; v < NUM_VARIANTS; v++) run_and_keep(&opt, &in, v);
+
+    // The fixed-order variants must give ONE bit pattern, run after run.
+    int reps = opt.check_only ? REPEATS_CHECK : REPEATS, worst = 0;
+    for (int v = V_FIXED; v <= V_FP64; v++) {
+        float last;
+        int k = distinct_results(g_fn[v], in.d_in, in.n, reps, &last);
+        if (k > worst) worst = k;
+    }
+    Report r = new_report(&opt, "repeat", in.n, (double)in.n * sizeof(float));
+    r.result = (float)worst; // most distinct bit patterns of fixed, kahan, fp64 over reps runs
+    r.expected = 1.0;
+    r.tol = -1.0;
+    r.pass = worst == 1;
+    if (!opt.csv) printf("# repeat: fixed, kahan and fp64 each run %d times; result = most distinct bit patterns (must be 1)\n", reps);
+    report_result(&opt, &r);
+
+    if (table) {
+        float *d_x = NULL;
+        CUDA_CHECK(cudaMalloc((void **)&d_x, in.n * sizeof(float) + 16));
+        print_table(&in, &opt, d_x);
+        CUDA_CHECK(cudaFree(d_x));
+    }
+    CUDA_CHECK(cudaFree(g_cub_temp));
+    CUDA_CHECK(cudaFree(g_counter));
+    CUDA_CHECK(cudaFree(g_partials));
+    free_input(&in);
+    return harness_exit_code();
+}

@@ -1,0 +1,506 @@
+/*
+ * Lesson 16: beyond sum -- one kernel skeleton, several combines.
+ *
+ * What changed since lesson 15: "+" becomes a parameter. A reduction needs an
+ * identity and an associative combine; lesson 12's skeleton (float4 loads,
+ * warp shuffles, one shared slot per warp, block partials combined in a fixed
+ * order by the last block) stays as it is. Five combines: max and min (a NaN
+ * anywhere gives NaN), argmax (ties go to the smallest index), mean and
+ * variance by the Welford/Chan merge, and the online-softmax pair (running
+ * max m, sum of exp(x - m)). Each is checked against a host reference, exactly
+ * or within a stated bound, and timed beside CUB in the same process; planted
+ * NaNs and ties check the policies, and a shifted input shows why Welford.
+ *
+ * The flaw that remains: one answer for the whole array. Softmax, layernorm
+ * and losses want one per row: lesson 17.
+ *
+ *     make lesson16 && ./lesson16             # lines, then the variance table
+ *     ./lesson16 -n 1000 -d uniform --check
+ */
+#include "harness.h"
+#include <cub/device/device_reduce.cuh>
+
+#define UNROLL 4             // float4 loads in flight per thread and trip (lesson 11)
+#define SHIFT 1000.0f        // the large mean added for the variance test
+#define NO_INDEX LLONG_MAX   // argmax of nothing: larger than any real index, so real ones win ties
+
+enum { OP_MAX, OP_MIN, OP_ARGMAX, OP_MEANVAR, OP_SOFTMAX, OP_NAIVE, NUM_OPS };
+
+// One struct for every combine; each op reads and writes only its own fields
+// (the compiler drops the rest from registers).
+typedef struct {
+    long long i;       // argmax: index of v
+    float v;           // max, min, argmax: the value so far
+    float n, mean, m2; // Welford: count, mean, sum of squared deviations from the mean
+    float m, s;        // online softmax: running max, sum of exp(x - m)
+    float sx, sxx;     // naive variance: sum of x, sum of x*x
+} State;
+
+// ---- kernel ---------------------------------------------------------------
+
+// The identity: combined with any state it gives that state back.
+__host__ __device__ static inline State identity(int op)
+{
+    State t;
+    t.i = NO_INDEX;
+    t.v = op == OP_MIN ? INFINITY : -INFINITY;
+    t.n = t.mean = t.m2 = 0.0f;
+    t.m = -INFINITY; // no terms yet: exp sum 0, and any real x is larger
+    t.s = 0.0f;
+    t.sx = t.sxx = 0.0f;
+    return t;
+}
+
+// One element as a state of its own.
+__device__ __forceinline__ State element(int op, float x, long long idx)
+{
+    State t = identity(op);
+    t.i = idx;
+    t.v = x;
+    t.n = 1.0f; t.mean = x;  // one value has no spread: m2 stays 0
+    t.m = x; t.s = 1.0f;     // exp(x - x) = 1
+    t.sx = x; t.sxx = x * x;
+    return t;
+}
+
+// fmaxf/fminf return the other operand when one is NaN (IEEE maxNum), which
+// silently drops it. Our policy: a NaN anywhere gives NaN, so a NaN wins here.
+__device__ __forceinline__ float max_nan(float a, float b) { return (a > b || a != a) ? a : b; }
+__device__ __forceinline__ float min_nan(float a, float b) { return (a < b || a != a) ? a : b; }
+
+__device__ __forceinline__ State combine(int op, State a, State b)
+{
+    switch (op) {
+    case OP_MAX: a.v = max_nan(a.v, b.v); return a;
+    case OP_MIN: a.v = min_nan(a.v, b.v); return a;
+    case OP_ARGMAX:
+        // The larger value wins; equal values: the smaller index. The rule is
+        // symmetric in a and b, so no combine order can change the answer.
+        // (NaN is not handled here, as in CUB: exercise 16 does it for argmin.)
+        return (b.v > a.v || (b.v == a.v && b.i < a.i)) ? b : a;
+    case OP_MEANVAR: {
+        // Chan, Golub & LeVeque's merge of two (count, mean, M2) summaries;
+        // with b = one element it is Welford's update. Deviations are taken
+        // from the running mean, so a large mean never gets squared.
+        if (b.n == 0.0f) return a; // an empty side: 0/0 below would be NaN
+        if (a.n == 0.0f) return b;
+        float n = a.n + b.n;       // a float count: exact below 2^24, then off by 2^-24 relative
+        float d = b.mean - a.mean, w = b.n / n;
+        a.mean += d * w;
+        a.m2 += b.m2 + d * d * a.n * w;
+        a.n = n;
+        return a;
+    }
+    case OP_SOFTMAX: {
+        // (m, s) means s * exp(m) = sum of exp(x). Rescale the side with the
+        // smaller max to the larger one: one exp per merge, never overflowing.
+        if (b.m == -INFINITY) return a; // b is empty (also avoids -inf - -inf = NaN)
+        if (a.m < b.m) { State t = a; a = b; b = t; }
+        a.s += b.s * expf(b.m - a.m);
+        return a;
+    }
+    default: // OP_NAIVE
+        a.sx += b.sx;
+        a.sxx += b.sxx;
+        return a;
+    }
+}
+
+// Moves the op's own fields down the warp. Every lane calls it: full mask.
+__device__ __forceinline__ State shfl_down(int op, State t, int off)
+{
+    const unsigned int all = 0xffffffffu;
+    if (op == OP_MAX || op == OP_MIN || op == OP_ARGMAX) t.v = __shfl_down_sync(all, t.v, off);
+    if (op == OP_ARGMAX) t.i = __shfl_down_sync(all, t.i, off);
+    if (op == OP_MEANVAR) {
+        t.n = __shfl_down_sync(all, t.n, off);
+        t.mean = __shfl_down_sync(all, t.mean, off);
+        t.m2 = __shfl_down_sync(all, t.m2, off);
+    }
+    if (op == OP_SOFTMAX) {
+        t.m = __shfl_down_sync(all, t.m, off);
+        t.s = __shfl_down_sync(all, t.s, off);
+    }
+    if (op == OP_NAIVE) {
+        t.sx = __shfl_down_sync(all, t.sx, off);
+        t.sxx = __shfl_down_sync(all, t.sxx, off);
+    }
+    return t;
+}
+
+// A partial written by another block: each field read through L2
+// (ld.global.cg), never from a stale L1 line.
+__device__ __forceinline__ State load_partial(int op, const State *p)
+{
+    State t = identity(op);
+    if (op == OP_MAX || op == OP_MIN || op == OP_ARGMAX) t.v = __ldcg(&p->v);
+    if (op == OP_ARGMAX) t.i = __ldcg(&p->i);
+    if (op == OP_MEANVAR) { t.n = __ldcg(&p->n); t.mean = __ldcg(&p->mean); t.m2 = __ldcg(&p->m2); }
+    if (op == OP_SOFTMAX) { t.m = __ldcg(&p->m); t.s = __ldcg(&p->s); }
+    if (op == OP_NAIVE) { t.sx = __ldcg(&p->sx); t.sxx = __ldcg(&p->sxx); }
+    return t;
+}
+
+__device__ __forceinline__ State warp_combine(int op, State t)
+{
+    for (int off = 16; off > 0; off >>= 1) t = combine(op, t, shfl_down(op, t, off));
+    return t; // lane 0 holds the warp's result
+}
+
+// The block's result, valid in thread 0: one shared slot per warp.
+__device__ __forceinline__ State block_combine(int op, State t)
+{
+    __shared__ State slot[32];
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    t = warp_combine(op, t);
+    if (lane == 0) slot[warp] = t;
+    __syncthreads(); // every warp's slot is written before warp 0 reads them
+    if (warp == 0) t = warp_combine(op, lane < (int)(blockDim.x >> 5) ? slot[lane] : identity(op));
+    return t;
+}
+
+__device__ __forceinline__ void add4(int op, State *acc, float4 v, long long e)
+{
+    *acc = combine(op, *acc, element(op, v.x, e));
+    *acc = combine(op, *acc, element(op, v.y, e + 1));
+    *acc = combine(op, *acc, element(op, v.z, e + 2));
+    *acc = combine(op, *acc, element(op, v.w, e + 3));
+}
+
+// Lesson 12's loads, with the combine as a parameter: the grid visits
+// in[0..n) once; scalar head up to the first 16-byte boundary, float4 body
+// with UNROLL loads in flight, scalar tail. Returns this thread's state.
+__device__ __forceinline__ State thread_reduce(int op, const float *in, size_t n)
+{
+    size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    size_t threads = (size_t)gridDim.x * blockDim.x;
+    size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / 4; // floats before the boundary: 0..3
+    if (head > n) head = n;
+    const float4 *body = (const float4 *)(in + head);
+    size_t n4 = (n - head) / 4, tail = head + 4 * n4;
+    State acc = identity(op);
+    if (tid < head) acc = combine(op, acc, element(op, in[tid], (long long)tid));
+    size_t i = tid;
+    for (; i + (UNROLL - 1) * threads < n4; i += UNROLL * threads) {
+        float4 v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) v[u] = __ldg(&body[i + u * threads]); // all loads issued first
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) add4(op, &acc, v[u], (long long)(head + 4 * (i + u * threads)));
+    }
+    for (; i < n4; i += threads) add4(op, &acc, __ldg(&body[i]), (long long)(head + 4 * i));
+    if (tid < n - tail) acc = combine(op, acc, element(op, in[tail + tid], (long long)(tail + tid)));
+    return acc;
+}
+
+// The skeleton: thread states, block combine, then lesson 12's last-block-done
+// finish with the partials combined in a fixed order.
+__device__ __forceinline__ void reduce_body(int op, const float *in, size_t n, State *partials,
+                                            unsigned int *counter, State *out)
+{
+    State acc = block_combine(op, thread_reduce(op, in, n));
+
+    __shared__ int am_last;
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = acc;
+        __threadfence(); // release: our partial is visible device-wide before the counter counts it
+        am_last = atomicAdd(counter, 1u) == gridDim.x - 1;
+        if (am_last) __threadfence(); // acquire: all counted partials are visible to the reads below
+    }
+    __syncthreads(); // publishes am_last; block_combine's slots are free again
+    if (!am_last) return;
+    acc = identity(op); // fixed order: thread t takes partials t, t + blockDim, ...
+    for (unsigned int b = threadIdx.x; b < gridDim.x; b += blockDim.x) acc = combine(op, acc, load_partial(op, &partials[b]));
+    acc = block_combine(op, acc);
+    if (threadIdx.x == 0) {
+        *out = acc;
+        *counter = 0; // every block has counted: ready for the next launch
+    }
+}
+
+#define KERNEL_ARGS const float *in, size_t n, State *partials, unsigned int *counter, State *out
+__global__ void max_kernel(KERNEL_ARGS) { reduce_body(OP_MAX, in, n, partials, counter, out); }
+__global__ void min_kernel(KERNEL_ARGS) { reduce_body(OP_MIN, in, n, partials, counter, out); }
+__global__ void argmax_kernel(KERNEL_ARGS) { reduce_body(OP_ARGMAX, in, n, partials, counter, out); }
+__global__ void meanvar_kernel(KERNEL_ARGS) { reduce_body(OP_MEANVAR, in, n, partials, counter, out); }
+__global__ void softmax_kernel(KERNEL_ARGS) { reduce_body(OP_SOFTMAX, in, n, partials, counter, out); }
+__global__ void naive_kernel(KERNEL_ARGS) { reduce_body(OP_NAIVE, in, n, partials, counter, out); }
+
+// ---- launch ---------------------------------------------------------------
+
+typedef void (*state_kernel)(KERNEL_ARGS);
+static state_kernel const g_kernel[NUM_OPS] = {max_kernel, min_kernel, argmax_kernel,
+                                               meanvar_kernel, softmax_kernel, naive_kernel};
+static int g_block, g_max_blocks[NUM_OPS]; // SMs x resident blocks, per kernel
+static State *g_partials, *g_state;        // block partials; the one result
+static unsigned int *g_counter;
+static void *g_cub_temp;
+static size_t g_cub_bytes;
+
+static int grid_for(int op, size_t n)
+{
+    size_t per_block = (size_t)g_block * 4 * UNROLL; // floats a block takes in one trip
+    size_t want = (n + per_block - 1) / per_block;
+    return want < (size_t)g_max_blocks[op] ? (int)(want > 0 ? want : 1) : g_max_blocks[op];
+}
+
+static void reduce_gpu(int op, const float *d_in, size_t n, State *d_out)
+{
+    if (n == 0) { // nothing to read: the answer is the identity, and no kernel runs
+        static State id;
+        id = identity(op);
+        CUDA_CHECK(cudaMemcpy(d_out, &id, sizeof id, cudaMemcpyHostToDevice));
+        return;
+    }
+    g_kernel[op]<<<grid_for(op, n), g_block>>>(d_in, n, g_partials, g_counter, d_out);
+    CUDA_CHECK_LAST();
+}
+
+// CUB takes functors; these wrap the same element() and combine().
+struct MeanVarOp { __device__ State operator()(const State &a, const State &b) const { return combine(OP_MEANVAR, a, b); } };
+struct MeanVarElement { __device__ State operator()(float x) const { return element(OP_MEANVAR, x, 0); } };
+struct SoftmaxOp { __device__ State operator()(const State &a, const State &b) const { return combine(OP_SOFTMAX, a, b); } };
+struct SoftmaxElement { __device__ State operator()(float x) const { return element(OP_SOFTMAX, x, 0); } };
+
+// CUB's two-phase call: with temp == NULL it only sets *bytes.
+static void reduce_cub(int op, void *temp, size_t *bytes, const float *d_in, size_t n, State *d_out)
+{
+    switch (op) {
+    case OP_MAX: CUDA_CHECK(cub::DeviceReduce::Max(temp, *bytes, d_in, &d_out->v, n)); break;
+    case OP_MIN: CUDA_CHECK(cub::DeviceReduce::Min(temp, *bytes, d_in, &d_out->v, n)); break;
+    case OP_ARGMAX: // the overload with separate value and int64 index outputs
+        CUDA_CHECK(cub::DeviceReduce::ArgMax(temp, *bytes, d_in, &d_out->v, &d_out->i, (int64_t)n));
+        break;
+    case OP_MEANVAR:
+        CUDA_CHECK(cub::DeviceReduce::TransformReduce(temp, *bytes, d_in, d_out, n, MeanVarOp(), MeanVarElement(),
+                                                      identity(OP_MEANVAR)));
+        break;
+    case OP_SOFTMAX:
+        CUDA_CHECK(cub::DeviceReduce::TransformReduce(temp, *bytes, d_in, d_out, n, SoftmaxOp(), SoftmaxElement(),
+                                                      identity(OP_SOFTMAX)));
+        break;
+    }
+}
+
+// ---- main -----------------------------------------------------------------
+
+typedef struct {
+    double max, min, argmax_v, mean, var, m, s;
+    long long argmax_i;
+} Ref;
+
+// Host references, all in double: max/min/argmax exact; mean by a
+// compensated sum; variance by two passes (deviations from that mean);
+// softmax: m = max, s = sum of exp(x - m) (positive terms: accurate to ~1e-16).
+static Ref host_ref(const float *h, size_t n)
+{
+    Ref r = {-INFINITY, INFINITY, -INFINITY, 0.0, 0.0, -INFINITY, 0.0, NO_INDEX};
+    for (size_t i = 0; i < n; i++) {
+        double x = h[i];
+        if (x > r.max) r.max = x;
+        if (x < r.min) r.min = x;
+        if (x > r.argmax_v) { r.argmax_v = x; r.argmax_i = (long long)i; } // strict >: the first of equal maxima stays
+    }
+    if (n == 0) return r;
+    r.mean = neumaier_sum(h, n) / (double)n;
+    double q = 0.0, c = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)h[i] - r.mean, sq = d * d, t = q + sq;
+        c += q >= sq ? (q - t) + sq : (sq - t) + q; // Neumaier, as neumaier_sum
+        q = t;
+    }
+    r.var = (q + c) / (double)n;
+    r.m = r.max;
+    for (size_t i = 0; i < n; i++) r.s += exp((double)h[i] - r.m);
+    return r;
+}
+
+typedef struct { int op, cub; const float *d_x; size_t n; } Job;
+static void job_poison(void *arg)
+{
+    (void)arg;
+    CUDA_CHECK(cudaMemsetAsync(g_state, 0xFF, sizeof(State), 0)); // NaN values, index -1: unwritten shows
+}
+static void job_work(void *arg)
+{
+    Job *j = (Job *)arg;
+    size_t bytes = g_cub_bytes;
+    if (j->cub) reduce_cub(j->op, g_cub_temp, &bytes, j->d_x, j->n, g_state);
+    else reduce_gpu(j->op, j->d_x, j->n, g_state);
+}
+static State run_once(Job *j)
+{
+    State t;
+    job_poison(j);
+    job_work(j);
+    CUDA_CHECK(cudaMemcpy(&t, g_state, sizeof t, cudaMemcpyDeviceToHost));
+    return t;
+}
+// Population variance M2 / count (0 for no elements).
+static double finish_var(State t) { return t.n > 0.0f ? (double)t.m2 / (double)t.n : 0.0; }
+
+// The check of one op's state. Bounds (tol): max, min, argmax exact (value
+// and index); softmax m exact and |s - S| <= 1e-5 S (the harness's uniform
+// rule: all terms are positive, so sum|terms| = S); Welford |mean - mu| <=
+// 2^-16 (|mu| + sigma) and |var - V| <= var_rel * V (1e-5, or 1e-4 for the
+// shifted input whose |mean|/sigma is ~1700). A NaN expected must come out NaN.
+static void check_state(int op, State g, const Ref *ref, double var_rel, Report *r)
+{
+    double got = g.v, want = 0.0;
+    r->tol = -1.0;
+    if (op == OP_MAX || op == OP_MIN || op == OP_ARGMAX) {
+        want = op == OP_MAX ? ref->max : op == OP_MIN ? ref->min : ref->argmax_v;
+        r->pass = isnan(want) ? isnan(got) : check_result(g.v, want, -1.0);
+        if (op == OP_ARGMAX && g.i != ref->argmax_i) r->pass = 0;
+    } else if (op == OP_SOFTMAX) {
+        got = g.s;
+        want = ref->s;
+        r->tol = 1e-5 * ref->s;
+        r->pass = check_result(g.s, want, r->tol) && (double)g.m == ref->m;
+    } else { // OP_MEANVAR
+        double mean = g.n > 0.0f ? g.mean : 0.0;
+        got = finish_var(g);
+        want = ref->var;
+        r->tol = var_rel * ref->var;
+        r->pass = !isnan(got) && fabs(got - want) <= r->tol && fabs(mean - ref->mean) <= ldexp(fabs(ref->mean) + sqrt(ref->var), -16);
+    }
+    r->result = (float)got;
+    r->expected = want;
+}
+
+// Checks (and, if timed, times) one job and prints its line.
+static void run_job(const Options *opt, const char *variant, Job *job, const Ref *ref, double var_rel, int timed)
+{
+    Report r = new_report(opt, variant, job->n, (double)job->n * sizeof(float));
+    State g = run_once(job);
+    check_state(job->op, g, ref, var_rel, &r);
+    if (timed && !opt->check_only && r.pass) {
+        time_work(opt, job_poison, job_work, job, &r);
+        CUDA_CHECK(cudaMemcpy(&g, g_state, sizeof g, cudaMemcpyDeviceToHost)); // the last timed run
+        check_state(job->op, g, ref, var_rel, &r);
+    }
+    report_result(opt, &r);
+    if (!r.pass && job->op == OP_ARGMAX) printf("    argmax index: got %lld, expected %lld\n", g.i, ref->argmax_i);
+    if (!r.pass && job->op == OP_MEANVAR) printf("    mean: got %.9g, expected %.17g\n", (double)g.mean, ref->mean);
+    if (!r.pass && job->op == OP_SOFTMAX) printf("    m: got %.9g, expected %.9g\n", (double)g.m, ref->m);
+}
+
+// Planted tests on a copy of the input in d_x: for max and min, a NaN at the
+// first, middle and last element in turn (each must give NaN); for argmax,
+// copies of a value above the maximum at several places, the smallest of which
+// sits in the grid's LAST thread's first float4 while thread 0 holds a larger
+// one: the answer must be the smallest planted index.
+static void planted_tests(const Options *opt, const Input *in, float *d_x, const Ref *ref)
+{
+    size_t n = in->n, bytes = n * sizeof(float);
+    const float nan = NAN;
+    for (int op = OP_MAX; op <= OP_MIN; op++) {
+        Report r = new_report(opt, op == OP_MAX ? "max_nan" : "min_nan", n, (double)bytes);
+        size_t pos[3] = {0, n / 2, n - 1};
+        Ref want = *ref;
+        want.max = want.min = NAN;
+        r.pass = 1;
+        for (int k = 0; k < 3 && r.pass; k++) {
+            CUDA_CHECK(cudaMemcpy(d_x, in->d_in, bytes, cudaMemcpyDeviceToDevice));
+            CUDA_CHECK(cudaMemcpy(d_x + pos[k], &nan, sizeof nan, cudaMemcpyHostToDevice));
+            Job j = {op, 0, d_x, n};
+            check_state(op, run_once(&j), &want, 0.0, &r);
+        }
+        report_result(opt, &r);
+    }
+    size_t threads = (size_t)grid_for(OP_ARGMAX, n) * g_block;
+    size_t head = ((16 - ((uintptr_t)d_x & 15)) & 15) / 4;
+    size_t pos[5] = {head + 4 * threads, n - 1, n / 2, head + 4 * (threads - 1), head + 4 * threads + 1};
+    float big = (float)ref->max + 1.0f; // above every element (|max| <= 15)
+    Ref want = *ref;
+    want.argmax_v = big;
+    want.argmax_i = NO_INDEX;
+    CUDA_CHECK(cudaMemcpy(d_x, in->d_in, bytes, cudaMemcpyDeviceToDevice));
+    for (int k = 0; k < 5; k++) {
+        if (pos[k] >= n) continue;
+        CUDA_CHECK(cudaMemcpy(d_x + pos[k], &big, sizeof big, cudaMemcpyHostToDevice));
+        if ((long long)pos[k] < want.argmax_i) want.argmax_i = (long long)pos[k];
+    }
+    Job j = {OP_ARGMAX, 0, d_x, n};
+    run_job(opt, "argmax_ties", &j, &want, 0.0, 0);
+}
+
+// Human mode: Welford against the naive E[x^2] - E[x]^2, on x and on x + SHIFT.
+static void variance_table(size_t n, const float *d_in, float *d_shifted, const Ref *ref, const Ref *ref_shifted)
+{
+    printf("\nvariance: Welford merge vs naive E[x^2]-E[x]^2 (reference: two passes in double)\n");
+    printf("%-8s %-12s %-16s %-16s %-10s\n", "data", "method", "mean", "variance", "rel. error");
+    for (int d = 0; d < 2; d++) {
+        const Ref *rf = d ? ref_shifted : ref;
+        for (int k = 0; k < 3; k++) {
+            Job j = {k == 1 ? OP_NAIVE : OP_MEANVAR, k == 2, d ? d_shifted : d_in, n};
+            State t = run_once(&j);
+            double mean = t.n > 0 ? t.mean : 0.0, var = finish_var(t);
+            if (j.op == OP_NAIVE) {
+                mean = (double)(t.sx / (float)n);                           // all in float, as a naive
+                var = (double)(t.sxx / (float)n - (float)mean * (float)mean); // kernel would do it
+            }
+            printf("%-8s %-12s %-16.9g %-16.9g %-10.2g\n", d ? "x+1000" : "x", k == 0 ? "welford" : k == 1 ? "naive" : "cub_welford",
+                   mean, var, rf->var > 0 ? fabs(var - rf->var) / rf->var : fabs(var));
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const LessonInfo info = {"16_beyond_sum", BLOCK_RUNTIME, 256, NULL};
+    static const char *const name[OP_NAIVE] = {"max", "min", "argmax", "welford", "softmax"};
+    static const char *const cub_name[OP_NAIVE] = {"cub_max", "cub_min", "cub_argmax", "cub_welford", "cub_softmax"};
+    Options opt;
+    parse_options(argc, argv, &opt, &info);
+    g_block = opt.block;
+    size_t n = opt.n;
+    Input in = make_input_extra(&opt, (n + 4) * sizeof(float));
+
+    int most = 1;
+    for (int op = 0; op < NUM_OPS; op++) {
+        int occ = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, g_kernel[op], g_block, 0));
+        g_max_blocks[op] = occ * g_dev.sm_count > 0 ? occ * g_dev.sm_count : 1;
+        if (g_max_blocks[op] > most) most = g_max_blocks[op];
+    }
+    CUDA_CHECK(cudaMalloc((void **)&g_partials, most * sizeof(State)));
+    CUDA_CHECK(cudaMalloc((void **)&g_state, sizeof(State)));
+    CUDA_CHECK(cudaMalloc((void **)&g_counter, sizeof(unsigned int)));
+    CUDA_CHECK(cudaMemset(g_counter, 0, sizeof(unsigned int))); // once: each launch's last block resets it
+    for (int op = 0; op < OP_NAIVE && n > 0; op++) {             // CUB's temp storage, outside any timing
+        size_t bytes = 0;
+        reduce_cub(op, NULL, &bytes, in.d_in, n, g_state);
+        if (bytes > g_cub_bytes) g_cub_bytes = bytes;
+    }
+    CUDA_CHECK(cudaMalloc(&g_cub_temp, g_cub_bytes > 0 ? g_cub_bytes : 1));
+    // Scratch for planted and shifted copies, at the input's alignment mod 16 bytes.
+    float *work = NULL;
+    CUDA_CHECK(cudaMalloc((void **)&work, (n + 4) * sizeof(float)));
+    float *d_x = work + opt.offset % 4;
+
+    float *h = copy_input_to_host(&in);
+    Ref ref = host_ref(h, n);
+    for (int op = 0; op < OP_NAIVE; op++) {
+        Job ours = {op, 0, in.d_in, n}, lib = {op, 1, in.d_in, n};
+        run_job(&opt, name[op], &ours, &ref, 1e-5, 1);
+        if (n > 0) run_job(&opt, cub_name[op], &lib, &ref, 1e-5, 1); // CUB's empty-input results are other sentinels
+    }
+    if (n > 0) planted_tests(&opt, &in, d_x, &ref);
+
+    for (size_t i = 0; i < n; i++) h[i] += SHIFT; // the same data with a large mean (rounded to float)
+    Ref ref_shifted = host_ref(h, n);
+    if (n) CUDA_CHECK(cudaMemcpy(d_x, h, n * sizeof(float), cudaMemcpyHostToDevice));
+    Job shifted = {OP_MEANVAR, 0, d_x, n};
+    run_job(&opt, "welford_shift", &shifted, &ref_shifted, 1e-4, 0);
+    if (!opt.csv && !opt.check_only && n > 0) variance_table(n, in.d_in, d_x, &ref, &ref_shifted);
+
+    free(h);
+    CUDA_CHECK(cudaFree(work));
+    CUDA_CHECK(cudaFree(g_cub_temp));
+    CUDA_CHECK(cudaFree(g_counter));
+    CUDA_CHECK(cudaFree(g_state));
+    CUDA_CHECK(cudaFree(g_partials));
+    free_input(&in);
+    return harness_exit_code();
+}
