@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # One gpu-tier job: run_job.sh OUT "id<TAB>expect<TAB>command" appends
-# "id<TAB>good|bad<TAB>exit code<TAB>command[<TAB>last output]" to OUT.
+# "id<TAB>good|bad<TAB>exit code<TAB>command<TAB>seconds[<TAB>last output]" to OUT.
 # expect: pass (exit 0, no FAIL printed), fail (exit 1 with FAIL printed: an
 # exercise stub), or a number (that exit code).
 IFS=$'\t' read -r id expect cmd <<<"$2"
-res=$(timeout 600 bash -c "$cmd" 2>&1)
+t0=$(date +%s.%N)
+res=$(timeout "${GPU_JOB_TIMEOUT:-300}" bash -c "$cmd" 2>&1)
 rc=$?
+secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 verdict=bad
 case $expect in
 pass) [ $rc -eq 0 ] && ! grep -q "FAIL" <<<"$res" && verdict=good ;;
 fail) [ $rc -eq 1 ] && grep -q "FAIL" <<<"$res" && verdict=good ;;
 *) [ $rc -eq "$expect" ] && verdict=good ;;
 esac
-line=$(printf '%s\t%s\t%s\t%s' "$id" "$verdict" "$rc" "$cmd")
+line=$(printf '%s\t%s\t%s\t%s\t%s' "$id" "$verdict" "$rc" "$cmd" "$secs")
 [ $verdict = bad ] && line="$line"$'\t'"$(tail -n 3 <<<"$res" | tr '\n\t' '  ' | cut -c1-300)"
 printf '%s\n' "$line" >>"$1" # one short write with O_APPEND: lines do not interleave

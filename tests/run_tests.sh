@@ -148,7 +148,7 @@ fi
 
 # ---- 5. gpu -----------------------------------------------------------------
 SIZES="0 1 2 31 32 33 255 257 1000 4097 65537 2^20+3 2^24 2^26"
-OFFSET_SIZES="1 2 3 31 33 1000 4097 65537 2^20+3"
+OFFSET_SIZES="1 3 33 1000 65537 2^20+3"
 BLOCK_SIZES="32 64 128 256 512 1024"
 
 gpu_present() {
@@ -159,7 +159,9 @@ gpu_present() {
 # Runs job lines "id<TAB>expect<TAB>command" (tests/run_job.sh), GPU_JOBS at a time.
 run_jobs() {
     : >"$2"
-    tr '\n' '\0' <"$1" | xargs -0 -P "$GPU_JOBS" -n 1 bash tests/run_job.sh "$2"
+    # the largest sizes first, so that no long run starts last
+    awk -F'\t' '{ k = ($3 ~ /2\^2[0-9]/) ? 0 : 1; print k "\t" $0 }' "$1" | sort -s -t$'\t' -k1,1n | cut -f2- |
+        tr '\n' '\0' | xargs -0 -P "$GPU_JOBS" -n 1 bash tests/run_job.sh "$2"
 }
 
 # One verdict per id: ok if every job of it went as expected.
@@ -168,7 +170,7 @@ tally() {
     cut -f1 "$out" | sort -u >"$out.ids"
     while IFS= read -r id; do
         n=$(awk -F'\t' -v id="$id" '$1 == id' "$out" | wc -l)
-        badl=$(awk -F'\t' -v id="$id" '$1 == id && $2 == "bad" { print "exit " $3 ": " $4 "  | " $5 }' "$out")
+        badl=$(awk -F'\t' -v id="$id" '$1 == id && $2 == "bad" { print "exit " $3 ": " $4 "  | " $6 }' "$out")
         if [ -z "$badl" ]; then ok "$id ($n runs)"; else bad "$id: $(wc -l <<<"$badl") of $n runs wrong" "$badl"; fi
     done <"$out.ids"
 }
@@ -190,6 +192,13 @@ if want gpu; then
         echo "  gpu tier SKIPPED: $why"
     else
         nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | sed 's/^/  GPU: /'
+        # Without persistence mode the driver tears the GPU down whenever no
+        # process has it open, and every short test run pays to bring it up
+        # again. A monitoring client in the background keeps it open.
+        nvidia-smi -l 10 >/dev/null 2>&1 &
+        HOLDER=$!
+        trap 'kill $HOLDER 2>/dev/null' EXIT
+        sleep 1
         J=$LOG/gpu_jobs.txt
         : >"$J"
         RUNNABLE_M=""
@@ -205,7 +214,7 @@ if want gpu; then
                 done; done
             fi
             if "$B/$b" -b 64 -h >/dev/null 2>&1; then # takes -b at run time
-                for bs in $BLOCK_SIZES; do for size in 1000 65537 2^20+3; do
+                for bs in $BLOCK_SIZES; do for size in 1000 2^20+3; do
                     printf '%s\tpass\t%s\n' "$b matrix" "$B/$b -n $size -b $bs --check" >>"$J"
                 done; done
             fi
