@@ -273,9 +273,13 @@ if want gpu; then
                 n=${b#lesson}; n=${n#solution}
                 args="-n 4099 --check"
                 [ "$((10#$n))" -ge 11 ] && args="$args --offset 1"
+                # NCCL probes kernels built for other GPUs (cudaFuncGetAttributes ->
+                # no kernel image); memcheck would report that API error as ours.
+                extra=""
+                grep -q -- '-lnccl' "$(ls lessons/"$n"_*/"$n"_*.cu)" && extra="--report-api-errors no"
                 for tool in memcheck racecheck synccheck; do
                     printf '%s\t0\t%s\n' "sanitizer $tool" \
-                        "$CS --tool $tool --error-exitcode 99 --print-limit 5 --log-file $LOG/san_${tool}_$b.txt $B/$b $args >/dev/null 2>&1 || { grep -m3 -E 'rror|ace|azard' $LOG/san_${tool}_$b.txt; exit 99; }" >>"$J2"
+                        "$CS --tool $tool $extra --error-exitcode 99 --print-limit 5 --log-file $LOG/san_${tool}_$b.txt $B/$b $args >/dev/null 2>&1 || { grep -m3 -E 'rror|ace|azard' $LOG/san_${tool}_$b.txt; exit 99; }" >>"$J2"
                 done
             done
             echo "  running $(wc -l <"$J2") sanitizer checks"
