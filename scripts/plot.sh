@@ -10,7 +10,7 @@ for csv in results/run-*.csv; do
     awk -F, '
     NR == 1 { next }
     $6 > 0 { k++; lab[k] = $1 " " $2; v[k] = $10; gpu = $3; n = $4
-             if ($11 > 0) peak = $10 * 100 / $11
+             if ($11 > pmax) { pmax = $11; peak = $10 * 100 / $11 }
              if ($10 > vmax) vmax = $10 }
     END {
       if (peak > vmax) vmax = peak
@@ -49,7 +49,7 @@ for csv in results/bench-*.csv; do
     $6 > 0 { key = substr($1, 1, 2) " " $2
              if (!(key in idx)) { idx[key] = ++nk; name[nk] = key }
              j = idx[key]; c[j]++; xs[j, c[j]] = log($4) / log(2); ys[j, c[j]] = $10
-             gpu = $3; if ($11 > 0) peak = $10 * 100 / $11
+             gpu = $3; if ($11 > pmax) { pmax = $11; peak = $10 * 100 / $11 }
              if ($10 > ymax) ymax = $10
              e = log($4) / log(2); if (xmin == "" || e < xmin) xmin = e; if (e > xmax) xmax = e }
     END {
