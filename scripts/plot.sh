@@ -34,7 +34,7 @@ for csv in results/run-*.csv; do
       if (peak > 0) {
         x = L + W * (log(peak) - log(lo)) / (log(hi) - log(lo))
         printf "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#cc3311\" stroke-dasharray=\"4,3\"/>\n", x, top - 8, x, top + k * rowh
-        printf "<text x=\"%.1f\" y=\"%d\" fill=\"#cc3311\" text-anchor=\"middle\">nominal peak %.0f GB/s</text>\n", x, top - 12, peak
+        printf "<text x=\"%.1f\" y=\"%d\" fill=\"#cc3311\" text-anchor=\"middle\">nominal peak ~%.1f TB/s</text>\n", x, top - 12, peak / 1000
       }
       printf "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555\">GB/s (n x 4 bytes / median time)</text>\n", L + W / 2, H - 10
       print "</svg>"
@@ -74,7 +74,7 @@ for csv in results/bench-*.csv; do
       if (peak > 0) {
         y = T + H - H * peak / ymax
         printf "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#cc3311\" stroke-dasharray=\"4,3\"/>\n", L, y, L + W, y
-        printf "<text x=\"%d\" y=\"%.1f\" fill=\"#cc3311\">nominal peak %.0f GB/s</text>\n", L + 6, y - 4, peak
+        printf "<text x=\"%d\" y=\"%.1f\" fill=\"#cc3311\">nominal peak ~%.1f TB/s</text>\n", L + 6, y - 4, peak / 1000
       }
       for (j = 1; j <= nk; j++) {
         pts = ""
