@@ -9,7 +9,8 @@ for csv in results/run-*.csv; do
     svg=${csv%.csv}.svg
     awk -F, '
     NR == 1 { next }
-    $6 > 0 { k++; lab[k] = $1 " " $2; v[k] = $10; gpu = $3; n = $4
+    NR == 2 { gpu = $3; n = $4 }
+    $6 > 0 && $4 == n { k++; lab[k] = $1 " " $2; v[k] = $10
              if ($11 > pmax) { pmax = $11; peak = $10 * 100 / $11 }
              if ($10 > vmax) vmax = $10 }
     END {
