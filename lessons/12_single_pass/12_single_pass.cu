@@ -33,8 +33,9 @@
 #define LOAD_PATH 1
 #endif
 // Inputs up to this many times the L2 size are read with __ldcs (evict-first):
-// they then push out the lines other work left in L2 (the timing loop's L2
-// flush leaves it full of dirty lines) instead of each other. 0 turns it off.
+// their lines then replace each other, and the dirty lines that earlier work
+// left in L2 (the timing loop's flush leaves it full of them) are not forced
+// out, and written back, in the middle of the read. 0 turns it off.
 #ifndef STREAM_BELOW_L2
 #define STREAM_BELOW_L2 2
 #endif
@@ -168,8 +169,8 @@ static unsigned int *g_retired; // the blocks-done counter, zeroed once in main
 
 // One tile per block at most and no more blocks than fit at once: depends
 // only on n and the GPU, never on timing, so the fixed result is repeatable.
-// Evict-first loads pay for inputs about the size of L2 and cost ~2% on
-// large ones (measured; see notes.md), so the choice depends on n.
+// Evict-first loads pay for inputs about the size of L2 and cost 2-4% on
+// large ones (results/tune-lesson12-nvidia-h200.txt), so the choice depends on n.
 static int stream_for(size_t n) { return (double)n * sizeof(float) <= STREAM_BELOW_L2 * (double)g_dev.l2_bytes; }
 
 static int grid_for(size_t n)
