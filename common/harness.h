@@ -70,8 +70,16 @@ typedef struct {
     int csv;            // --csv: CSV lines only
     int csv_header;     // --csv-header: also print the CSV header first
     int check_only;     // --check: one checked run, no timing
+    int have_n;         // -n was given (lessons with several shapes use it)
+    int have_shape;     // -m ROWS -k COLS were given (row lessons only)
+    size_t rows, cols;  // that shape
     const char *lesson; // copied from LessonInfo
 } Options;
+
+// -m/-k are taken only by lessons that reduce the rows of a matrix; they call
+// parse_options_shape(), which sets this. Everywhere else -m/-k are bad input.
+static int g_takes_shape = 0;
+#define MAX_SHAPE_COUNT ((uint64_t)1 << 40)
 
 // ---- small helpers (host, C11) ---------------------------------------------
 
@@ -87,12 +95,16 @@ static inline void harness_usage(FILE *f, const LessonInfo *info)
             "  --offset K       start the input K floats past an aligned address (0..%d)\n"
             "  --csv            print CSV lines only; --csv-header adds the header line\n"
             "  --check          one checked run, no timing\n"
+            "%s"
             "  -h               this help\n",
             info->lesson,
             info->block_kind == BLOCK_NONE    ? "not taken: this lesson runs one thread"
             : info->block_kind == BLOCK_FIXED ? "fixed at compile time"
                                               : "power of two, 32..1024",
-            MIN_REPS, MAX_REPS, ADAPTIVE_SECONDS, (unsigned long long)DEFAULT_SEED, MAX_OFFSET);
+            MIN_REPS, MAX_REPS, ADAPTIVE_SECONDS, (unsigned long long)DEFAULT_SEED, MAX_OFFSET,
+            g_takes_shape ? "  -m ROWS -k COLS  one rows x cols matrix (default: the lesson's listed shapes;\n"
+                            "                   -n N alone: N elements in rows of a few widths)\n"
+                          : "");
 }
 
 // Parses an unsigned decimal integer that fills the whole of [s, end).
@@ -179,7 +191,7 @@ static inline int parse_options_r(int argc, char **argv, Options *opt, const Les
 {
     static const struct option longopts[] = {
         {"offset", required_argument, 0, 'o'}, {"csv", no_argument, 0, 'c'},
-        {"csv-header", no_argument, 0, 'H'},   {"check", no_argument, 0, 'k'},
+        {"csv-header", no_argument, 0, 'H'},   {"check", no_argument, 0, 'K'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     memset(opt, 0, sizeof *opt);
     opt->n = DEFAULT_N;
@@ -190,8 +202,8 @@ static inline int parse_options_r(int argc, char **argv, Options *opt, const Les
     err[0] = '\0';
     optind = 0; // glibc: 0 starts a fresh scan (the unit tests parse many times)
     opterr = 0; // we print our own one-line messages
-    int c;
-    while ((c = getopt_long(argc, argv, ":n:b:r:s:d:h", longopts, NULL)) != -1) {
+    int c, got_m = 0, got_k = 0;
+    while ((c = getopt_long(argc, argv, ":n:b:r:s:d:m:k:h", longopts, NULL)) != -1) {
         uint64_t v = 0;
         int rc;
         switch (c) {
@@ -207,6 +219,20 @@ static inline int parse_options_r(int argc, char **argv, Options *opt, const Les
                 return 2;
             }
             opt->n = (size_t)v;
+            opt->have_n = 1;
+            break;
+        case 'm':
+        case 'k':
+            if (!g_takes_shape) {
+                snprintf(err, errlen, "-%c %s: this lesson takes no matrix shape (-h lists the options)", c, optarg);
+                return 2;
+            }
+            if (parse_count(optarg, &v) || v > MAX_SHAPE_COUNT) {
+                snprintf(err, errlen, "-%c %s: not a count of %s (e.g. 4096, 2^20)", c, optarg, c == 'm' ? "rows" : "columns");
+                return 2;
+            }
+            if (c == 'm') { opt->rows = (size_t)v; got_m = 1; }
+            else { opt->cols = (size_t)v; got_k = 1; }
             break;
         case 'b':
             if (parse_count(optarg, &v) || v == 0 || v > 1024) {
@@ -269,7 +295,7 @@ static inline int parse_options_r(int argc, char **argv, Options *opt, const Les
             break;
         case 'c': opt->csv = 1; break;
         case 'H': opt->csv = 1; opt->csv_header = 1; break;
-        case 'k': opt->check_only = 1; break;
+        case 'K': opt->check_only = 1; break;
         case 'h': return 1;
         case ':':
             snprintf(err, errlen, "option %s needs a value", argv[optind - 1]);
@@ -283,13 +309,24 @@ static inline int parse_options_r(int argc, char **argv, Options *opt, const Les
         snprintf(err, errlen, "unexpected argument '%s' (-h lists the options)", argv[optind]);
         return 2;
     }
+    if (got_m != got_k) {
+        snprintf(err, errlen, "-m ROWS and -k COLS go together");
+        return 2;
+    }
+    if (got_m && opt->rows && opt->cols > (SIZE_MAX / sizeof(float) - ((size_t)1 << 20)) / opt->rows) {
+        snprintf(err, errlen, "-m %zu -k %zu: too large", opt->rows, opt->cols);
+        return 2;
+    }
+    opt->have_shape = got_m;
     return 0;
 }
 
-// The same, for a lesson's main(): prints usage or the one-line error and exits.
-static inline void parse_options(int argc, char **argv, Options *opt, const LessonInfo *info)
+// The same, for a lesson's main(): prints usage or the one-line error and
+// exits. takes_shape: whether -m ROWS -k COLS are this lesson's options.
+static inline void parse_options_or_exit(int argc, char **argv, Options *opt, const LessonInfo *info, int takes_shape)
 {
     char err[512];
+    g_takes_shape = takes_shape;
     int rc = parse_options_r(argc, argv, opt, info, err, sizeof err);
     if (rc == 1) {
         harness_usage(stdout, info);
@@ -299,6 +336,15 @@ static inline void parse_options(int argc, char **argv, Options *opt, const Less
         fprintf(stderr, "%s: %s\n", info->lesson, err);
         exit(2);
     }
+}
+static inline void parse_options(int argc, char **argv, Options *opt, const LessonInfo *info)
+{
+    parse_options_or_exit(argc, argv, opt, info, 0);
+}
+// For lessons that reduce the rows of a matrix (lesson 17): -m/-k as well.
+static inline void parse_options_shape(int argc, char **argv, Options *opt, const LessonInfo *info)
+{
+    parse_options_or_exit(argc, argv, opt, info, 1);
 }
 
 // ---- input and its exact reference (host, C11) ------------------------------

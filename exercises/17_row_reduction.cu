@@ -61,46 +61,6 @@ static Shape shape(size_t rows, size_t cols, size_t n)
     return s;
 }
 
-// -m ROWS -k COLS, as in lesson 17: taken out of argv before the standard
-// parser reads the rest. Also notes whether -n came.
-static void take_shape_options(int *argc, char **argv, const LessonInfo *info, Shape *mk, int *have_mk, int *have_n)
-{
-    int out = 1, got_m = 0, got_k = 0;
-    for (int i = 1; i < *argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            harness_usage(stdout, info);
-            printf("  -m ROWS -k COLS  one rows x cols matrix (default: four shapes; -n N alone:\n"
-                   "                   ceil(N/C) x C with C = min(N, 4096))\n");
-            exit(0);
-        }
-        if (strcmp(argv[i], "-m") == 0 || strcmp(argv[i], "-k") == 0) {
-            uint64_t v;
-            if (i + 1 >= *argc || parse_count(argv[i + 1], &v) || v > ((uint64_t)1 << 40)) {
-                fprintf(stderr, "%s: %s needs a count (e.g. 4096, 2^20)\n", info->lesson, argv[i]);
-                exit(2);
-            }
-            if (argv[i][1] == 'm') { mk->rows = (size_t)v; got_m = 1; }
-            else { mk->cols = (size_t)v; got_k = 1; }
-            i++;
-            continue;
-        }
-        if (argv[i][0] == '-' && argv[i][1] == 'n') *have_n = 1;
-        argv[out++] = argv[i];
-    }
-    if (got_m != got_k) {
-        fprintf(stderr, "%s: -m ROWS and -k COLS go together\n", info->lesson);
-        exit(2);
-    }
-    if (mk->rows && mk->cols > (SIZE_MAX / sizeof(float) - (1 << 20)) / mk->rows) {
-        fprintf(stderr, "%s: -m %zu -k %zu: too large\n", info->lesson, mk->rows, mk->cols);
-        exit(2);
-    }
-    *have_mk = got_m;
-    mk->n = mk->rows * mk->cols;
-    *argc = out;
-    argv[out] = NULL;
-}
-
 // Exact column sums in int64 (every input is an integer times a power of two).
 static void host_cols(const float *h, Shape s, double scale, int64_t *sum, int64_t *sum_abs)
 {
@@ -154,15 +114,14 @@ int main(int argc, char **argv)
 {
     const LessonInfo info = {"ex17_row_reduction", BLOCK_RUNTIME, 256, NULL};
     static const size_t listed[MAX_SHAPES][2] = {{4096, 4096}, {128, 1 << 20}, {65536, 128}, {1000, 1001}};
-    Shape shapes[MAX_SHAPES], mk = {0, 0, 0};
-    int count = 0, have_mk = 0, have_n = 0;
-    take_shape_options(&argc, argv, &info, &mk, &have_mk, &have_n);
+    Shape shapes[MAX_SHAPES];
+    int count = 0;
     Options opt;
-    parse_options(argc, argv, &opt, &info);
+    parse_options_shape(argc, argv, &opt, &info); // the standard options, and -m ROWS -k COLS
     g_block = opt.block;
-    if (have_mk) {
-        shapes[count++] = mk;
-    } else if (have_n) {
+    if (opt.have_shape) {
+        shapes[count++] = shape(opt.rows, opt.cols, opt.rows * opt.cols);
+    } else if (opt.have_n) {
         size_t n = opt.n, c = n < 4096 ? n : 4096;
         shapes[count++] = shape(c ? (n + c - 1) / c : 0, c, n);
     } else {

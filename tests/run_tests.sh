@@ -79,7 +79,7 @@ if want build; then
     done
     # Bad options: parsed before the GPU is touched, so this needs no GPU.
     BAD_OPTS=("-n abc" "-n -5" "-n 1e6x" "-n 2^20+" "-n 1e30" "-n" "--bogus" "-r 0" "-d gauss" "-s -1"
-              "--offset 99999" "stray" "-b 100")
+              "--offset 99999" "stray" "-b 100" "-m 5")
     for b in $LESSONS; do
         [ -x "$B/$b" ] || continue
         fails=""

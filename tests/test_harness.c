@@ -82,6 +82,18 @@ static void test_parse_options(void)
     CHECK(parse_line("-b 256", &o, &fixed_info) == 0, "options: fixed block accepts its own value");
     CHECK(parse_line("-b 128", &o, &fixed_info) == 2, "options: fixed block rejects another value");
     CHECK(parse_line("-b 32", &o, &none_info) == 2, "options: one-thread lesson rejects -b");
+    CHECK(parse_line("-m 4 -k 8", &o, &runtime_info) == 2, "options: -m/-k rejected by a lesson without shapes");
+    g_takes_shape = 1;
+    CHECK(parse_line("-m 1000 -k 2^10", &o, &runtime_info) == 0 && o.have_shape && o.rows == 1000 && o.cols == 1024 &&
+              !o.have_n,
+          "options: -m/-k give a shape where taken");
+    CHECK(parse_line("-m 0 -k 5 -n 7", &o, &runtime_info) == 0 && o.have_shape && o.rows == 0 && o.have_n,
+          "options: a 0-row shape and -n noted");
+    CHECK(parse_line("-m 4", &o, &runtime_info) == 2, "options: -m without -k rejected");
+    CHECK(parse_line("-m x -k 4", &o, &runtime_info) == 2, "options: -m not a count rejected");
+    CHECK(parse_line("-m 2^40 -k 2^40", &o, &runtime_info) == 2, "options: too large a shape rejected");
+    CHECK(parse_line("", &o, &runtime_info) == 0 && !o.have_shape && !o.have_n, "options: no shape, no -n by default");
+    g_takes_shape = 0;
     char err[512];
     char *argv[] = {"prog", "-b", "128", NULL};
     parse_options_r(3, argv, &o, &fixed_info, err, sizeof err);
