@@ -589,6 +589,30 @@ typedef struct {
     double tol;         // < 0: must be exact (ints)
 } Input;
 
+// Elements [first, first + count) of the input, made on the host a chunk at a
+// time and copied to the CURRENT device between NaN guards, opt->offset floats
+// past an aligned start. *alloc gets the whole allocation (cudaFree it); the
+// slice's exact integer sums are added to *sum and *sum_abs. make_input uses
+// it for the whole array; a lesson that shards the input makes one per GPU.
+static inline const float *upload_slice(const Options *opt, size_t first, size_t count, float **alloc, int64_t *sum,
+                                        int64_t *sum_abs)
+{
+    size_t total = count + opt->offset + 2 * GUARD_FLOATS;
+    CUDA_CHECK(cudaMalloc((void **)alloc, total * sizeof(float)));
+    CUDA_CHECK(cudaMemset(*alloc, 0xFF, total * sizeof(float))); // 0xFFFFFFFF is a NaN
+    float *d = *alloc + GUARD_FLOATS + opt->offset;
+    const size_t chunk = (size_t)1 << 22;
+    float *h = NULL;
+    CUDA_CHECK(cudaMallocHost((void **)&h, chunk * sizeof(float)));
+    for (size_t done = 0; done < count; done += chunk) {
+        size_t c = count - done < chunk ? count - done : chunk;
+        fill_input(h, first + done, c, opt->seed, opt->dist, sum, sum_abs);
+        CUDA_CHECK(cudaMemcpy(d + done, h, c * sizeof(float), cudaMemcpyHostToDevice));
+    }
+    CUDA_CHECK(cudaFreeHost(h));
+    return d;
+}
+
 // Makes the input on the host slice by slice, copies it to the device between
 // NaN guards, and keeps the exact reference. Also sets up the result buffer
 // and the L2 flush buffer. extra_bytes: device memory the lesson will need.
@@ -597,24 +621,11 @@ static inline Input make_input_extra(const Options *opt, size_t extra_bytes)
     Input in;
     memset(&in, 0, sizeof in);
     init_device();
-    size_t total = opt->n + opt->offset + 2 * GUARD_FLOATS;
-    need_device_bytes(opt, total * sizeof(float) + extra_bytes);
+    need_device_bytes(opt, (opt->n + opt->offset + 2 * GUARD_FLOATS) * sizeof(float) + extra_bytes);
     in.n = opt->n;
     in.dist = opt->dist;
-    CUDA_CHECK(cudaMalloc((void **)&in.d_alloc, total * sizeof(float)));
-    CUDA_CHECK(cudaMemset(in.d_alloc, 0xFF, total * sizeof(float))); // 0xFFFFFFFF is a NaN
-    in.d_in = in.d_alloc + GUARD_FLOATS + opt->offset;
-
-    const size_t chunk = (size_t)1 << 22;
-    float *h = NULL;
-    CUDA_CHECK(cudaMallocHost((void **)&h, chunk * sizeof(float)));
     int64_t sum = 0, sum_abs = 0;
-    for (size_t first = 0; first < opt->n; first += chunk) {
-        size_t count = opt->n - first < chunk ? opt->n - first : chunk;
-        fill_input(h, first, count, opt->seed, opt->dist, &sum, &sum_abs);
-        CUDA_CHECK(cudaMemcpy((float *)in.d_in + first, h, count * sizeof(float), cudaMemcpyHostToDevice));
-    }
-    CUDA_CHECK(cudaFreeHost(h));
+    in.d_in = upload_slice(opt, 0, opt->n, &in.d_alloc, &sum, &sum_abs);
     in.expected = (double)sum * input_scale(opt->dist);
     in.sum_abs = (double)sum_abs * input_scale(opt->dist);
     in.tol = opt->dist == DIST_INTS ? -1.0 : 1e-5 * in.sum_abs;
@@ -683,6 +694,72 @@ static inline void time_work(const Options *opt, work_fn prepare, work_fn work, 
         CUDA_CHECK(cudaEventRecord(start, 0));
         work(arg);
         CUDA_CHECK(cudaEventRecord(stop, 0));
+        CUDA_CHECK(cudaEventSynchronize(stop));
+        float ms = 0.0f;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+        t[k++] = ms * 1e3;
+        total_ms += ms;
+        if (!opt->reps && k >= MIN_REPS && total_ms >= ADAPTIVE_SECONDS * 1e3) break;
+    }
+    CUDA_CHECK(cudaEventDestroy(start));
+    CUDA_CHECK(cudaEventDestroy(stop));
+    r->reps = k;
+    median_min_max(t, k, &r->median_us, &r->min_us, &r->max_us);
+    free(t);
+}
+
+// time_work for work spread over several GPUs: devs[d] belongs to device d.
+// Both events live on device 0 (an elapsed time needs them on one device); the
+// other devices' streams wait for `start` (fork) and device 0's stream waits
+// for each one's `done` (join), so the interval runs from the start on device
+// 0 until the LAST device has finished. Flush and prepare stay outside it.
+typedef struct {
+    cudaStream_t stream; // the device's work goes here
+    cudaEvent_t done;    // the join point (may be created with cudaEventDisableTiming)
+    void *flush;         // 2 x that device's L2, written between repetitions
+    size_t flush_bytes;
+} TimedDevice;
+
+static inline void sync_devices(int ndev) // waits for every device; leaves device 0 current
+{
+    for (int d = 0; d < ndev; d++) {
+        CUDA_CHECK(cudaSetDevice(d));
+        CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    CUDA_CHECK(cudaSetDevice(0));
+}
+
+static inline void time_work_devices(const Options *opt, const TimedDevice *devs, int ndev, work_fn prepare, work_fn work,
+                                     void *arg, Report *r)
+{
+    int cap = opt->reps ? opt->reps : MAX_REPS, k = 0;
+    double total_ms = 0.0, *t = (double *)malloc(sizeof(double) * (size_t)cap);
+    if (!t) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    cudaEvent_t start, stop;
+    CUDA_CHECK(cudaSetDevice(0));
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    while (k < cap) {
+        for (int d = 0; d < ndev; d++) {
+            CUDA_CHECK(cudaSetDevice(d));
+            CUDA_CHECK(cudaMemsetAsync(devs[d].flush, k & 0xFF, devs[d].flush_bytes, devs[d].stream));
+        }
+        if (prepare) prepare(arg);
+        sync_devices(ndev); // every device idle: flush and poison stay outside the interval
+        CUDA_CHECK(cudaEventRecord(start, devs[0].stream));
+        for (int d = 1; d < ndev; d++) { // fork: no device starts before `start`
+            CUDA_CHECK(cudaSetDevice(d));
+            CUDA_CHECK(cudaStreamWaitEvent(devs[d].stream, start, 0));
+        }
+        CUDA_CHECK(cudaSetDevice(0));
+        work(arg); // must return with device 0 current
+        for (int d = 1; d < ndev; d++) { // join: `stop` comes after every device's work
+            CUDA_CHECK(cudaSetDevice(d));
+            CUDA_CHECK(cudaEventRecord(devs[d].done, devs[d].stream));
+            CUDA_CHECK(cudaSetDevice(0));
+            CUDA_CHECK(cudaStreamWaitEvent(devs[0].stream, devs[d].done, 0));
+        }
+        CUDA_CHECK(cudaEventRecord(stop, devs[0].stream));
         CUDA_CHECK(cudaEventSynchronize(stop));
         float ms = 0.0f;
         CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));

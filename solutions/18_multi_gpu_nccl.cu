@@ -1,6 +1,6 @@
+// link: -lnccl
 /*
  * Exercise 18: the same sharded sum, combined without ncclAllReduce.
-// link: -lnccl
  *
  * Lesson 18 adds the per-GPU partials with one ncclAllReduce. Here you build
  * the same result from two other collectives: ncclReduce sums the partials
@@ -106,6 +106,7 @@ typedef struct {
 } Gpu;
 
 static Gpu g_gpu[MAX_GPUS];
+static TimedDevice g_timed[MAX_GPUS]; // each GPU's stream, join event and flush buffer, for the timer
 static int g_ngpu, g_block;
 
 // Lesson 12's launcher, on one GPU's stream (the current device must be that GPU).
@@ -162,62 +163,6 @@ static void sharded_poison(void *arg)
     CUDA_CHECK(cudaSetDevice(0));
 }
 
-static void sync_all(void)
-{
-    for (int d = 0; d < g_ngpu; d++) {
-        CUDA_CHECK(cudaSetDevice(d));
-        CUDA_CHECK(cudaDeviceSynchronize());
-    }
-    CUDA_CHECK(cudaSetDevice(0));
-}
-
-// The harness's time_work, for work spread over all GPUs. Events on GPU 0 only
-// (elapsed time needs both events on one device); the other GPUs' streams wait
-// for `start` (fork) and GPU 0 waits for their `done` (join), so the interval
-// runs from the start on GPU 0 until the LAST GPU has finished.
-static void time_all_gpus(const Options *opt, work_fn prepare, work_fn work, void *arg, Report *r)
-{
-    int cap = opt->reps ? opt->reps : MAX_REPS, k = 0;
-    double total_ms = 0.0, *t = (double *)malloc(sizeof(double) * (size_t)cap);
-    if (!t) { fprintf(stderr, "out of host memory\n"); exit(1); }
-    cudaEvent_t start, stop;
-    CUDA_CHECK(cudaSetDevice(0)); // both events live on GPU 0
-    CUDA_CHECK(cudaEventCreate(&start));
-    CUDA_CHECK(cudaEventCreate(&stop));
-    while (k < cap) {
-        for (int d = 0; d < g_ngpu; d++) {
-            CUDA_CHECK(cudaSetDevice(d));
-            CUDA_CHECK(cudaMemsetAsync(g_gpu[d].flush, k & 0xFF, g_gpu[d].flush_bytes, g_gpu[d].stream));
-        }
-        if (prepare) prepare(arg);
-        sync_all(); // every GPU idle: flush and poison stay outside the interval
-        CUDA_CHECK(cudaEventRecord(start, g_gpu[0].stream));
-        for (int d = 1; d < g_ngpu; d++) { // fork: no GPU starts before `start`
-            CUDA_CHECK(cudaSetDevice(d));
-            CUDA_CHECK(cudaStreamWaitEvent(g_gpu[d].stream, start, 0));
-        }
-        work(arg); // returns with device 0 current
-        for (int d = 1; d < g_ngpu; d++) { // join: `stop` comes after every GPU's work
-            CUDA_CHECK(cudaSetDevice(d));
-            CUDA_CHECK(cudaEventRecord(g_gpu[d].done, g_gpu[d].stream));
-            CUDA_CHECK(cudaSetDevice(0));
-            CUDA_CHECK(cudaStreamWaitEvent(g_gpu[0].stream, g_gpu[d].done, 0));
-        }
-        CUDA_CHECK(cudaEventRecord(stop, g_gpu[0].stream));
-        CUDA_CHECK(cudaEventSynchronize(stop));
-        float ms = 0.0f;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-        t[k++] = ms * 1e3;
-        total_ms += ms;
-        if (!opt->reps && k >= MIN_REPS && total_ms >= ADAPTIVE_SECONDS * 1e3) break;
-    }
-    CUDA_CHECK(cudaEventDestroy(start));
-    CUDA_CHECK(cudaEventDestroy(stop));
-    r->reps = k;
-    median_min_max(t, k, &r->median_us, &r->min_us, &r->max_us);
-    free(t);
-}
-
 // Reads every GPU's total: returns GPU 0's, or the first one that fails the check.
 static float check_totals(double expected, double tol, int *pass)
 {
@@ -258,26 +203,20 @@ static void setup_gpu(int d)
     CUDA_CHECK(cudaMalloc((void **)&gp->part, sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&gp->total, sizeof(float)));
     CUDA_CHECK(cudaMalloc(&gp->flush, gp->flush_bytes));
+    TimedDevice t = {gp->stream, gp->done, gp->flush, gp->flush_bytes};
+    g_timed[d] = t;
 }
 
-// GPU d's shard: input elements [first, first + count), made on the host by the
-// harness's generator (any slice can be made on its own), between NaN guards.
-static void make_shard(const Options *opt, int d, size_t first, size_t count, float *h, size_t chunk)
+// GPU d's shard: input elements [first, first + count), between NaN guards
+// (the harness's generator makes any slice on its own).
+static void make_shard(const Options *opt, int d, size_t first, size_t count)
 {
     Gpu *gp = &g_gpu[d];
-    size_t total = count + opt->offset + 2 * GUARD_FLOATS;
     int64_t sum = 0, sum_abs = 0; // unused: in.expected already covers the whole array
     CUDA_CHECK(cudaSetDevice(d));
-    need_device_bytes(opt, total * sizeof(float));
-    CUDA_CHECK(cudaMalloc((void **)&gp->shard_alloc, total * sizeof(float)));
-    CUDA_CHECK(cudaMemset(gp->shard_alloc, 0xFF, total * sizeof(float))); // NaN guards
-    gp->shard = gp->shard_alloc + GUARD_FLOATS + opt->offset;
+    need_device_bytes(opt, (count + opt->offset + 2 * GUARD_FLOATS) * sizeof(float));
+    gp->shard = upload_slice(opt, first, count, &gp->shard_alloc, &sum, &sum_abs);
     gp->count = count;
-    for (size_t done = 0; done < count; done += chunk) {
-        size_t c = count - done < chunk ? count - done : chunk;
-        fill_input(h, first + done, c, opt->seed, opt->dist, &sum, &sum_abs);
-        CUDA_CHECK(cudaMemcpy((float *)gp->shard + done, h, c * sizeof(float), cudaMemcpyHostToDevice));
-    }
 }
 
 int main(int argc, char **argv)
@@ -303,17 +242,13 @@ int main(int argc, char **argv)
     NCCL_CHECK(ncclCommInitAll(comms, g_ngpu, devs));
     for (int d = 0; d < g_ngpu; d++) g_gpu[d].comm = comms[d];
 
-    const size_t chunk = (size_t)1 << 22;
-    float *h = NULL;
-    CUDA_CHECK(cudaHostAlloc((void **)&h, chunk * sizeof(float), cudaHostAllocPortable));
     size_t q = opt.n / (size_t)g_ngpu, rem = opt.n % (size_t)g_ngpu, first = 0;
     for (int d = 0; d < g_ngpu; d++) {
         size_t count = q + ((size_t)d < rem ? 1 : 0);
-        make_shard(&opt, d, first, count, h, chunk);
+        make_shard(&opt, d, first, count);
         first += count;
     }
     CUDA_CHECK(cudaSetDevice(0));
-    CUDA_CHECK(cudaFreeHost(h));
 
     char variant[32], label[300];
     snprintf(variant, sizeof variant, "%dgpu_reduce_bcast", g_ngpu);
@@ -325,15 +260,15 @@ int main(int argc, char **argv)
     r.tol = tol;
     sharded_poison(NULL);
     sharded_work(NULL);
-    sync_all();
+    sync_devices(g_ngpu);
     r.result = check_totals(expected, tol, &r.pass);
     if (!opt.check_only && r.pass) {
-        time_all_gpus(&opt, sharded_poison, sharded_work, NULL, &r);
+        time_work_devices(&opt, g_timed, g_ngpu, sharded_poison, sharded_work, NULL, &r);
         r.result = check_totals(expected, tol, &r.pass);
     }
     report_result(&opt, &r);
 
-    sync_all();
+    sync_devices(g_ngpu);
     for (int d = 0; d < g_ngpu; d++) {
         Gpu *gp = &g_gpu[d];
         NCCL_CHECK(ncclCommDestroy(gp->comm));
