@@ -9,13 +9,20 @@
  * The host half is plain C11 (tests/test_harness.c compiles it with gcc); the
  * GPU half is compiled only under nvcc (__CUDACC__).
  *
- * A lesson's main() is, in short:
+ * A lesson is, in short:
  *
- *     Options opt;
- *     parse_options(argc, argv, &opt, &info);   // exit 2 on bad input
- *     Input in = make_input(&opt);              // device input + exact reference
- *     run_variant(&opt, &in, "tree", reduce_gpu);  // check, time, report
- *     return harness_exit_code();               // 1 if any check failed
+ *     static int run(Options opt)                      // one set of options
+ *     {
+ *         Input in = make_input(&opt);                 // device input + exact reference
+ *         run_variant(&opt, &in, "tree", reduce_gpu);  // check, time, report
+ *         free_input(&in);
+ *         return 0;
+ *     }
+ *     int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }
+ *
+ * run_lesson() parses the options (exit 2 on bad input), calls run once for
+ * each combination of the listed values (-n 31,33 -d ints,uniform: four runs)
+ * and returns 1 if any check failed, else 0.
  */
 #ifndef HARNESS_H
 #define HARNESS_H
@@ -43,6 +50,8 @@
 // NaN guard floats on each side of the input: a kernel that reads outside
 // [d_in, d_in + n) picks one up and its sum turns into NaN, which fails.
 #define GUARD_FLOATS 64
+// Most items in one option's comma-separated list.
+#define MAX_LIST 64
 
 enum { DIST_INTS = 0, DIST_UNIFORM = 1 };
 
@@ -74,10 +83,19 @@ typedef struct {
     int have_shape;     // -m ROWS -k COLS were given (row lessons only)
     size_t rows, cols;  // that shape
     const char *lesson; // copied from LessonInfo
+    // -n, -s, -d, --offset and -b take comma-separated lists (-n 31,33 -d
+    // ints,uniform). run_lesson() runs the lesson once for every combination,
+    // with the scalars above set to it; parsing sets them to the first items.
+    int n_count, seed_count, dist_count, offset_count, block_count;
+    size_t n_list[MAX_LIST];
+    uint64_t seed_list[MAX_LIST];
+    int dist_list[MAX_LIST];
+    size_t offset_list[MAX_LIST];
+    int block_list[MAX_LIST];
 } Options;
 
 // -m/-k are taken only by lessons that reduce the rows of a matrix; they call
-// parse_options_shape(), which sets this. Everywhere else -m/-k are bad input.
+// run_lesson_shape(), which sets this. Everywhere else -m/-k are bad input.
 static int g_takes_shape = 0;
 #define MAX_SHAPE_COUNT ((uint64_t)1 << 40)
 
@@ -96,6 +114,8 @@ static inline void harness_usage(FILE *f, const LessonInfo *info)
             "  --csv            print CSV lines only; --csv-header adds the header line\n"
             "  --check          one checked run, no timing\n"
             "%s"
+            "  -n, -s, -d, --offset and -b take comma-separated lists (-n 31,2^20+3 -d ints,uniform):\n"
+            "                   the lesson runs once for every combination\n"
             "  -h               this help\n",
             info->lesson,
             info->block_kind == BLOCK_NONE    ? "not taken: this lesson runs one thread"
@@ -184,6 +204,103 @@ static inline int parse_count(const char *s, uint64_t *out)
     return 0;
 }
 
+// One item of -n, -b, -s, -d or --offset (c names the option), appended to
+// its list in *opt. Returns 0, or 2 with the reason in err.
+static inline int parse_option_item(int c, const char *item, Options *opt, const LessonInfo *info, char *err,
+                                    size_t errlen)
+{
+    uint64_t v = 0;
+    int rc;
+    switch (c) {
+    case 'n':
+        rc = parse_count(item, &v);
+        if (rc == -2 || (rc == 0 && v > (uint64_t)(SIZE_MAX / sizeof(float) - 2 * GUARD_FLOATS - MAX_OFFSET))) {
+            snprintf(err, errlen, "-n %s: too large", item);
+            return 2;
+        }
+        if (rc) {
+            snprintf(err, errlen, "-n %s: not a non-negative count of elements (e.g. 1048576, 1e6, 2^20, 2^20+3)",
+                     item);
+            return 2;
+        }
+        opt->n_list[opt->n_count++] = (size_t)v;
+        opt->have_n = 1;
+        return 0;
+    case 'b':
+        if (parse_count(item, &v) || v == 0 || v > 1024) {
+            snprintf(err, errlen, "-b %s: threads per block must be a number in 1..1024", item);
+            return 2;
+        }
+        if (info->block_kind == BLOCK_NONE) {
+            snprintf(err, errlen, "-b %s: this lesson runs one thread; it takes no block size", item);
+            return 2;
+        }
+        if (info->block_kind == BLOCK_FIXED && (int)v != info->default_block) {
+            snprintf(err, errlen, "-b %s: the block size is the compile-time constant %s = %d (edit it and rebuild)",
+                     item, info->block_name ? info->block_name : "BLOCK_SIZE", info->default_block);
+            return 2;
+        }
+        if (info->block_kind == BLOCK_RUNTIME && (v < 32 || (v & (v - 1)) != 0)) {
+            snprintf(err, errlen, "-b %s: threads per block must be a power of two in 32..1024", item);
+            return 2;
+        }
+        opt->block_list[opt->block_count++] = (int)v;
+        return 0;
+    case 's': {
+        char *stop = NULL;
+        errno = 0;
+        unsigned long long seed = (item[0] >= '0' && item[0] <= '9') ? strtoull(item, &stop, 0) : 0;
+        if (stop == NULL || *stop != '\0' || errno == ERANGE) {
+            snprintf(err, errlen, "-s %s: the seed must be a non-negative integer", item);
+            return 2;
+        }
+        opt->seed_list[opt->seed_count++] = (uint64_t)seed;
+        return 0;
+    }
+    case 'd':
+        if (strcmp(item, "ints") != 0 && strcmp(item, "uniform") != 0) {
+            snprintf(err, errlen, "-d %s: the distribution must be ints or uniform", item);
+            return 2;
+        }
+        opt->dist_list[opt->dist_count++] = strcmp(item, "ints") == 0 ? DIST_INTS : DIST_UNIFORM;
+        return 0;
+    default: // 'o'
+        if (parse_count(item, &v) || v > MAX_OFFSET) {
+            snprintf(err, errlen, "--offset %s: must be a number of floats in 0..%d", item, MAX_OFFSET);
+            return 2;
+        }
+        opt->offset_list[opt->offset_count++] = (size_t)v;
+        return 0;
+    }
+}
+
+// A comma-separated value of -n, -b, -s, -d or --offset: replaces that list.
+static inline int parse_option_list(int c, const char *name, const char *value, Options *opt, const LessonInfo *info,
+                                    char *err, size_t errlen)
+{
+    int *count = c == 'n' ? &opt->n_count : c == 'b' ? &opt->block_count : c == 's' ? &opt->seed_count
+                 : c == 'd' ? &opt->dist_count : &opt->offset_count;
+    *count = 0;
+    for (const char *p = value;; p++) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[64];
+        if (len == 0 || len >= sizeof item) {
+            snprintf(err, errlen, "%s %s: %s", name, value, len ? "an item is too long" : "an empty item in the list");
+            return 2;
+        }
+        if (*count == MAX_LIST) {
+            snprintf(err, errlen, "%s %s: more than %d items", name, value, MAX_LIST);
+            return 2;
+        }
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (parse_option_item(c, item, opt, info, err, errlen)) return 2;
+        if (!comma) return 0;
+        p = comma;
+    }
+}
+
 // Parses argv into *opt. Returns 0 when the run should go on, 1 when -h was
 // given (usage printed), 2 on bad input with the reason in err.
 static inline int parse_options_r(int argc, char **argv, Options *opt, const LessonInfo *info, char *err,
@@ -194,10 +311,12 @@ static inline int parse_options_r(int argc, char **argv, Options *opt, const Les
         {"csv-header", no_argument, 0, 'H'},   {"check", no_argument, 0, 'K'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     memset(opt, 0, sizeof *opt);
-    opt->n = DEFAULT_N;
-    opt->block = info->default_block;
-    opt->seed = DEFAULT_SEED;
-    opt->dist = DIST_INTS;
+    opt->n_list[0] = DEFAULT_N;
+    opt->block_list[0] = info->default_block;
+    opt->seed_list[0] = DEFAULT_SEED;
+    opt->dist_list[0] = DIST_INTS;
+    opt->offset_list[0] = 0;
+    opt->n_count = opt->seed_count = opt->dist_count = opt->offset_count = opt->block_count = 1;
     opt->lesson = info->lesson;
     err[0] = '\0';
     optind = 0; // glibc: 0 starts a fresh scan (the unit tests parse many times)
@@ -205,22 +324,16 @@ static inline int parse_options_r(int argc, char **argv, Options *opt, const Les
     int c, got_m = 0, got_k = 0;
     while ((c = getopt_long(argc, argv, ":n:b:r:s:d:m:k:h", longopts, NULL)) != -1) {
         uint64_t v = 0;
-        int rc;
         switch (c) {
         case 'n':
-            rc = parse_count(optarg, &v);
-            if (rc == -2 || (rc == 0 && v > (uint64_t)(SIZE_MAX / sizeof(float) - 2 * GUARD_FLOATS - MAX_OFFSET))) {
-                snprintf(err, errlen, "-n %s: too large", optarg);
-                return 2;
-            }
-            if (rc) {
-                snprintf(err, errlen, "-n %s: not a non-negative count of elements (e.g. 1048576, 1e6, 2^20, 2^20+3)",
-                         optarg);
-                return 2;
-            }
-            opt->n = (size_t)v;
-            opt->have_n = 1;
+        case 'b':
+        case 's':
+        case 'd':
+        case 'o': {
+            char name[3] = {'-', (char)c, '\0'};
+            if (parse_option_list(c, c == 'o' ? "--offset" : name, optarg, opt, info, err, errlen)) return 2;
             break;
+        }
         case 'm':
         case 'k':
             if (!g_takes_shape) {
@@ -234,64 +347,12 @@ static inline int parse_options_r(int argc, char **argv, Options *opt, const Les
             if (c == 'm') { opt->rows = (size_t)v; got_m = 1; }
             else { opt->cols = (size_t)v; got_k = 1; }
             break;
-        case 'b':
-            if (parse_count(optarg, &v) || v == 0 || v > 1024) {
-                snprintf(err, errlen, "-b %s: threads per block must be a number in 1..1024", optarg);
-                return 2;
-            }
-            if (info->block_kind == BLOCK_NONE) {
-                snprintf(err, errlen, "-b %s: this lesson runs one thread; it takes no block size", optarg);
-                return 2;
-            }
-            if (info->block_kind == BLOCK_FIXED && (int)v != info->default_block) {
-                snprintf(err, errlen, "-b %s: the block size is the compile-time constant %s = %d (edit it and rebuild)",
-                         optarg, info->block_name ? info->block_name : "BLOCK_SIZE", info->default_block);
-                return 2;
-            }
-            if (info->block_kind == BLOCK_RUNTIME && (v < 32 || (v & (v - 1)) != 0)) {
-                snprintf(err, errlen, "-b %s: threads per block must be a power of two in 32..1024", optarg);
-                return 2;
-            }
-            opt->block = (int)v;
-            break;
         case 'r':
             if (parse_count(optarg, &v) || v < 1 || v > 100000) {
                 snprintf(err, errlen, "-r %s: repetitions must be a number in 1..100000", optarg);
                 return 2;
             }
             opt->reps = (int)v;
-            break;
-        case 's': {
-            char *stop = NULL;
-            if (optarg[0] < '0' || optarg[0] > '9') {
-                snprintf(err, errlen, "-s %s: the seed must be a non-negative integer", optarg);
-                return 2;
-            }
-            errno = 0;
-            unsigned long long s = strtoull(optarg, &stop, 0);
-            if (*stop != '\0' || errno == ERANGE) {
-                snprintf(err, errlen, "-s %s: the seed must be a non-negative integer", optarg);
-                return 2;
-            }
-            opt->seed = (uint64_t)s;
-            break;
-        }
-        case 'd':
-            if (strcmp(optarg, "ints") == 0)
-                opt->dist = DIST_INTS;
-            else if (strcmp(optarg, "uniform") == 0)
-                opt->dist = DIST_UNIFORM;
-            else {
-                snprintf(err, errlen, "-d %s: the distribution must be ints or uniform", optarg);
-                return 2;
-            }
-            break;
-        case 'o':
-            if (parse_count(optarg, &v) || v > MAX_OFFSET) {
-                snprintf(err, errlen, "--offset %s: must be a number of floats in 0..%d", optarg, MAX_OFFSET);
-                return 2;
-            }
-            opt->offset = (size_t)v;
             break;
         case 'c': opt->csv = 1; break;
         case 'H': opt->csv = 1; opt->csv_header = 1; break;
@@ -318,10 +379,15 @@ static inline int parse_options_r(int argc, char **argv, Options *opt, const Les
         return 2;
     }
     opt->have_shape = got_m;
+    opt->n = opt->n_list[0];
+    opt->block = opt->block_list[0];
+    opt->seed = opt->seed_list[0];
+    opt->dist = opt->dist_list[0];
+    opt->offset = opt->offset_list[0];
     return 0;
 }
 
-// The same, for a lesson's main(): prints usage or the one-line error and
+// The same, for run_lesson(): prints usage or the one-line error and
 // exits. takes_shape: whether -m ROWS -k COLS are this lesson's options.
 static inline void parse_options_or_exit(int argc, char **argv, Options *opt, const LessonInfo *info, int takes_shape)
 {
@@ -336,15 +402,6 @@ static inline void parse_options_or_exit(int argc, char **argv, Options *opt, co
         fprintf(stderr, "%s: %s\n", info->lesson, err);
         exit(2);
     }
-}
-static inline void parse_options(int argc, char **argv, Options *opt, const LessonInfo *info)
-{
-    parse_options_or_exit(argc, argv, opt, info, 0);
-}
-// For lessons that reduce the rows of a matrix (lesson 17): -m/-k as well.
-static inline void parse_options_shape(int argc, char **argv, Options *opt, const LessonInfo *info)
-{
-    parse_options_or_exit(argc, argv, opt, info, 1);
 }
 
 // ---- input and its exact reference (host, C11) ------------------------------
@@ -537,6 +594,12 @@ static void *g_flush = NULL; // 2 x L2 bytes, written between repetitions
 // Picks device 0, reads what the report needs. No GPU: "no CUDA device", exit 1.
 static inline void init_device(void)
 {
+    static int done = 0;
+    if (done) {
+        CUDA_CHECK(cudaSetDevice(0));
+        return;
+    }
+    done = 1;
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
         fprintf(stderr, "no CUDA device\n");
@@ -843,8 +906,52 @@ static inline float *copy_input_to_host(const Input *in)
     return h;
 }
 
-// main() returns this: 1 if any check failed, else 0.
+// 1 if any check failed, else 0.
 static inline int harness_exit_code(void) { return g_failures ? 1 : 0; }
+
+// ---- main() ------------------------------------------------------------------
+// A lesson's main() hands its run to run_lesson(), which parses the options
+// (usage, or one line and exit 2 on bad input) and then calls run once for
+// every combination of the -n, -s, -d, --offset and -b lists, with the
+// scalars in opt set to it. Each run frees what it allocated. A run returns 0
+// to go on, or an exit code to stop with (2: this n is too much for the lesson).
+// The exit code is then 1 if any check failed, else 0.
+typedef int (*lesson_run)(Options opt);
+static inline int run_lesson_with(int argc, char **argv, const LessonInfo *info, int takes_shape, lesson_run run)
+{
+    Options all;
+    parse_options_or_exit(argc, argv, &all, info, takes_shape);
+    for (int i = 0; i < all.n_count; i++)
+        for (int j = 0; j < all.seed_count; j++)
+            for (int k = 0; k < all.dist_count; k++)
+                for (int o = 0; o < all.offset_count; o++)
+                    for (int b = 0; b < all.block_count; b++) {
+                        Options opt = all;
+                        opt.n = all.n_list[i];
+                        opt.seed = all.seed_list[j];
+                        opt.dist = all.dist_list[k];
+                        opt.offset = all.offset_list[o];
+                        opt.block = all.block_list[b];
+                        int rc = run(opt);
+                        if (rc) return rc;
+                    }
+    // The harness's own buffers go too, so that a leak check sees only the lesson's.
+    if (g_out || g_flush) CUDA_CHECK(cudaSetDevice(0));
+    if (g_out) CUDA_CHECK(cudaFree(g_out));
+    if (g_flush) CUDA_CHECK(cudaFree(g_flush));
+    g_out = NULL;
+    g_flush = NULL;
+    return harness_exit_code();
+}
+static inline int run_lesson(int argc, char **argv, const LessonInfo *info, lesson_run run)
+{
+    return run_lesson_with(argc, argv, info, 0, run);
+}
+// For lessons that reduce the rows of a matrix (lesson 17): -m ROWS -k COLS too.
+static inline int run_lesson_shape(int argc, char **argv, const LessonInfo *info, lesson_run run)
+{
+    return run_lesson_with(argc, argv, info, 1, run);
+}
 
 #endif // __CUDACC__
 #endif // HARNESS_H

@@ -102,11 +102,12 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 
 // ---- main -----------------------------------------------------------------
 
-int main(int argc, char **argv)
+static const LessonInfo info = {"ex11_vectorized_loads", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
+
+// One run for one set of options. main() calls it once for every combination
+// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+static int run(Options opt)
 {
-    const LessonInfo info = {"ex11_vectorized_loads", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
-    Options opt;
-    parse_options(argc, argv, &opt, &info);
     size_t total = opt.n + opt.offset + 2 * GUARD_HALVES;
     Input in = make_input_extra(&opt, total * sizeof(__half));
 
@@ -140,5 +141,7 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaFree(g_half_alloc));
     CUDA_CHECK(cudaFree(g_partials));
     free_input(&in);
-    return harness_exit_code();
+    return 0;
 }
+
+int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }

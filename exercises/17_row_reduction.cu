@@ -110,14 +110,15 @@ static void check_cols(ColJob *j, const int64_t *sum, const int64_t *sum_abs, do
     if (bad) printf("    %zu of %zu columns wrong\n", bad, j->s.cols);
 }
 
-int main(int argc, char **argv)
+static const LessonInfo info = {"ex17_row_reduction", BLOCK_RUNTIME, 256, NULL};
+
+// One run for one set of options. main() calls it once for every combination
+// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+static int run(Options opt)
 {
-    const LessonInfo info = {"ex17_row_reduction", BLOCK_RUNTIME, 256, NULL};
     static const size_t listed[MAX_SHAPES][2] = {{4096, 4096}, {128, 1 << 20}, {65536, 128}, {1000, 1001}};
     Shape shapes[MAX_SHAPES];
     int count = 0;
-    Options opt;
-    parse_options_shape(argc, argv, &opt, &info); // the standard options, and -m ROWS -k COLS
     g_block = opt.block;
     if (opt.have_shape) {
         shapes[count++] = shape(opt.rows, opt.cols, opt.rows * opt.cols);
@@ -164,5 +165,7 @@ int main(int argc, char **argv)
     free(h);
     CUDA_CHECK(cudaFree(d_out));
     free_input(&in);
-    return harness_exit_code();
+    return 0;
 }
+
+int main(int argc, char **argv) { return run_lesson_shape(argc, argv, &info, run); }

@@ -97,11 +97,12 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 
 // ---- main -----------------------------------------------------------------
 
-int main(int argc, char **argv)
+static const LessonInfo info = {"ex05_sequential_addressing", BLOCK_RUNTIME, 256, NULL};
+
+// One run for one set of options. main() calls it once for every combination
+// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+static int run(Options opt)
 {
-    const LessonInfo info = {"ex05_sequential_addressing", BLOCK_RUNTIME, 256, NULL};
-    Options opt;
-    parse_options(argc, argv, &opt, &info);
     g_block = opt.block;
     // First pass: one block per g_block elements; gridDim.x can be at most 2^31 - 1.
     size_t p0 = (opt.n + g_block - 1) / g_block; // partials written by pass 1
@@ -114,5 +115,7 @@ int main(int argc, char **argv)
     run_variant(&opt, &in, "two_pass", reduce_gpu);
     CUDA_CHECK(cudaFree(g_partials));
     free_input(&in);
-    return harness_exit_code();
+    return 0;
 }
+
+int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }

@@ -102,11 +102,12 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 
 // ---- main -----------------------------------------------------------------
 
-int main(int argc, char **argv)
+static const LessonInfo info = {"ex07_unroll_last_warp", BLOCK_RUNTIME, 256, NULL};
+
+// One run for one set of options. main() calls it once for every combination
+// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+static int run(Options opt)
 {
-    const LessonInfo info = {"ex07_unroll_last_warp", BLOCK_RUNTIME, 256, NULL};
-    Options opt;
-    parse_options(argc, argv, &opt, &info);
     g_block = opt.block;
     // First pass: one block per 2 * g_block elements; gridDim.x can be at most 2^31 - 1.
     size_t p0 = (opt.n + 2 * (size_t)g_block - 1) / (2 * (size_t)g_block); // partials written by pass 1
@@ -131,5 +132,7 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaFree(g_partials[0]));
     CUDA_CHECK(cudaFree(g_partials[1]));
     free_input(&in);
-    return harness_exit_code();
+    return 0;
 }
+
+int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }

@@ -123,11 +123,12 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 
 // ---- main -----------------------------------------------------------------
 
-int main(int argc, char **argv)
+static const LessonInfo info = {"ex08_complete_unroll", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
+
+// One run for one set of options. main() calls it once for every combination
+// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+static int run(Options opt)
 {
-    const LessonInfo info = {"ex08_complete_unroll", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
-    Options opt;
-    parse_options(argc, argv, &opt, &info); // -b other than BLOCK_SIZE: exit 2
     // First pass: one block per 2 * BLOCK_SIZE elements; gridDim.x can be at most 2^31 - 1.
     size_t p0 = (opt.n + 2 * (size_t)BLOCK_SIZE - 1) / (2 * (size_t)BLOCK_SIZE); // partials written by pass 1
     if (p0 > (size_t)INT_MAX) {
@@ -143,5 +144,7 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaFree(g_partials[0]));
     CUDA_CHECK(cudaFree(g_partials[1]));
     free_input(&in);
-    return harness_exit_code();
+    return 0;
 }
+
+int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }

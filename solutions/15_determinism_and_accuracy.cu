@@ -176,11 +176,12 @@ static double exact_sum(const float *h, size_t n, int bits, double *sum_abs)
     return ldexp((double)s, -bits);
 }
 
-int main(int argc, char **argv)
+static const LessonInfo info = {"ex15_determinism_and_accuracy", BLOCK_RUNTIME, 256, NULL};
+
+// One run for one set of options. main() calls it once for every combination
+// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+static int run(Options opt)
 {
-    const LessonInfo info = {"ex15_determinism_and_accuracy", BLOCK_RUNTIME, 256, NULL};
-    Options opt;
-    parse_options(argc, argv, &opt, &info);
     g_block = opt.block;
     Input in = make_input_extra(&opt, (opt.n + 4) * sizeof(float));
     int occ = 0;
@@ -215,5 +216,7 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaFree(g_counter));
     CUDA_CHECK(cudaFree(g_partials));
     free_input(&in);
-    return harness_exit_code();
+    return 0;
 }
+
+int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }

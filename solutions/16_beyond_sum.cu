@@ -180,11 +180,12 @@ static void run_job(const Options *opt, const char *variant, Job *j, ArgState wa
     if (!r.pass) printf("    index: got %lld, expected %lld\n", got.i, want.i);
 }
 
-int main(int argc, char **argv)
+static const LessonInfo info = {"ex16_beyond_sum", BLOCK_RUNTIME, 256, NULL};
+
+// One run for one set of options. main() calls it once for every combination
+// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+static int run(Options opt)
 {
-    const LessonInfo info = {"ex16_beyond_sum", BLOCK_RUNTIME, 256, NULL};
-    Options opt;
-    parse_options(argc, argv, &opt, &info);
     g_block = opt.block;
     size_t n = opt.n;
     Input in = make_input_extra(&opt, (n + 4) * sizeof(float));
@@ -224,5 +225,7 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaFree(g_result));
     CUDA_CHECK(cudaFree(g_partials));
     free_input(&in);
-    return harness_exit_code();
+    return 0;
 }
+
+int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }

@@ -219,14 +219,12 @@ static void make_shard(const Options *opt, int d, size_t first, size_t count)
     gp->count = count;
 }
 
-int main(int argc, char **argv)
+static const LessonInfo info = {"ex18_multi_gpu_nccl", BLOCK_RUNTIME, 256, NULL};
+
+// One run for one set of options. main() calls it once for every combination
+// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+static int run(Options opt)
 {
-    // NVLink multicast (NVLS) off unless the caller chose: NCCL reads this once,
-    // so it is set before the first NCCL call.
-    if (getenv("NCCL_NVLS_ENABLE") == NULL) setenv("NCCL_NVLS_ENABLE", "0", 1);
-    const LessonInfo info = {"ex18_multi_gpu_nccl", BLOCK_RUNTIME, 256, NULL};
-    Options opt;
-    parse_options(argc, argv, &opt, &info);
     g_block = opt.block;
     Input in = make_input(&opt); // only for the exact sum: the shards are made below
     double expected = in.expected, tol = in.tol;
@@ -283,5 +281,13 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaStreamDestroy(gp->stream));
     }
     CUDA_CHECK(cudaSetDevice(0));
-    return harness_exit_code();
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    // NVLink multicast (NVLS) off unless the caller chose: NCCL reads this once,
+    // so it is set before the first NCCL call.
+    if (getenv("NCCL_NVLS_ENABLE") == NULL) setenv("NCCL_NVLS_ENABLE", "0", 1);
+    return run_lesson(argc, argv, &info, run);
 }

@@ -79,6 +79,26 @@ static void test_parse_options(void)
         snprintf(name, sizeof name, "options: '%s' rejected", bad[i]);
         CHECK(parse_line(bad[i], &o, &runtime_info) == 2, name);
     }
+    CHECK(parse_line("-n 0,31,2^20+3 -s 1,2 -d ints,uniform --offset 0,3 -b 32,1024", &o, &runtime_info) == 0 &&
+              o.n_count == 3 && o.n_list[0] == 0 && o.n_list[1] == 31 && o.n_list[2] == 1048579 && o.n == 0 &&
+              o.seed_count == 2 && o.seed_list[1] == 2 && o.dist_count == 2 && o.dist_list[0] == DIST_INTS &&
+              o.dist_list[1] == DIST_UNIFORM && o.offset_count == 2 && o.offset_list[1] == 3 && o.block_count == 2 &&
+              o.block_list[0] == 32 && o.block_list[1] == 1024 && o.block == 32,
+          "options: comma-separated lists");
+    CHECK(parse_line("-n 5,6 -n 7", &o, &runtime_info) == 0 && o.n_count == 1 && o.n == 7,
+          "options: a repeated option replaces its list");
+    CHECK(parse_line("", &o, &runtime_info) == 0 && o.n_count == 1 && o.seed_count == 1 && o.dist_count == 1 &&
+              o.offset_count == 1 && o.block_count == 1,
+          "options: one item each by default");
+    const char *bad_lists[] = {"-n 1,,2", "-n 1,", "-n ,1", "-n 1,abc", "-n 5,1e30", "-s 1,-2", "-d ints,gauss",
+                               "--offset 1,99999", "-b 64,100", "-n 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,"
+                               "21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,"
+                               "49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65"};
+    for (size_t i = 0; i < sizeof bad_lists / sizeof bad_lists[0]; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "options: list '%.40s' rejected", bad_lists[i]);
+        CHECK(parse_line(bad_lists[i], &o, &runtime_info) == 2, name);
+    }
     CHECK(parse_line("-b 256", &o, &fixed_info) == 0, "options: fixed block accepts its own value");
     CHECK(parse_line("-b 128", &o, &fixed_info) == 2, "options: fixed block rejects another value");
     CHECK(parse_line("-b 32", &o, &none_info) == 2, "options: one-thread lesson rejects -b");

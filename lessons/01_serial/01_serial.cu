@@ -37,13 +37,16 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 
 // ---- main -----------------------------------------------------------------
 
-int main(int argc, char **argv)
+static const LessonInfo info = {"01_serial", BLOCK_NONE, 1, NULL};
+
+// One run for one set of options. main() calls it once for every combination
+// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+static int run(Options opt)
 {
-    const LessonInfo info = {"01_serial", BLOCK_NONE, 1, NULL};
-    Options opt;
-    parse_options(argc, argv, &opt, &info);
     Input in = make_input(&opt);
     run_variant(&opt, &in, "serial", reduce_gpu);
     free_input(&in);
-    return harness_exit_code();
+    return 0;
 }
+
+int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }

@@ -54,11 +54,12 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 
 // ---- main -----------------------------------------------------------------
 
-int main(int argc, char **argv)
+static const LessonInfo info = {"02_atomic", BLOCK_RUNTIME, 256, NULL};
+
+// One run for one set of options. main() calls it once for every combination
+// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+static int run(Options opt)
 {
-    const LessonInfo info = {"02_atomic", BLOCK_RUNTIME, 256, NULL};
-    Options opt;
-    parse_options(argc, argv, &opt, &info);
     g_block = opt.block;
     // One thread per element: gridDim.x can be at most 2^31 - 1 blocks.
     if ((opt.n + g_block - 1) / g_block > (size_t)INT_MAX) {
@@ -68,5 +69,7 @@ int main(int argc, char **argv)
     Input in = make_input(&opt);
     run_variant(&opt, &in, "atomic", reduce_gpu);
     free_input(&in);
-    return harness_exit_code();
+    return 0;
 }
+
+int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }

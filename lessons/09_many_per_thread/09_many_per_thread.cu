@@ -139,11 +139,12 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 
 // ---- main -----------------------------------------------------------------
 
-int main(int argc, char **argv)
+static const LessonInfo info = {"09_many_per_thread", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
+
+// One run for one set of options. main() calls it once for every combination
+// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+static int run(Options opt)
 {
-    const LessonInfo info = {"09_many_per_thread", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
-    Options opt;
-    parse_options(argc, argv, &opt, &info); // -b other than BLOCK_SIZE: exit 2
     Input in = make_input(&opt);            // also reads the SM count into g_dev
     // How many blocks of this kernel fit on one SM at once, given its
     // registers, shared memory and threads. More than SMs x that would only
@@ -159,5 +160,7 @@ int main(int argc, char **argv)
     run_variant(&opt, &in, "cascade", reduce_gpu);
     CUDA_CHECK(cudaFree(g_partials));
     free_input(&in);
-    return harness_exit_code();
+    return 0;
 }
+
+int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }

@@ -147,11 +147,12 @@ static void reduce_block(const float *d_in, size_t n, float *d_out) { reduce_clu
 
 // ---- main -----------------------------------------------------------------
 
-int main(int argc, char **argv)
+static const LessonInfo info = {"13_thread_block_clusters", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
+
+// One run for one set of options. main() calls it once for every combination
+// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+static int run(Options opt)
 {
-    const LessonInfo info = {"13_thread_block_clusters", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
-    Options opt;
-    parse_options(argc, argv, &opt, &info);
     Input in = make_input(&opt); // also finds the GPU (g_dev), which require_sm90 reads
     require_sm90();              // older GPU: prints SKIP and exits 0
 
@@ -175,5 +176,7 @@ int main(int argc, char **argv)
     run_variant(&opt, &in, "block", reduce_block);
 
     free_input(&in);
-    return harness_exit_code();
+    return 0;
 }
+
+int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }

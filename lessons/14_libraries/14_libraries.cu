@@ -171,11 +171,12 @@ static void reduce_ours_fixed(const float *d_in, size_t n, float *d_out)
 
 // ---- main -----------------------------------------------------------------
 
-int main(int argc, char **argv)
+static const LessonInfo info = {"14_libraries", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
+
+// One run for one set of options. main() calls it once for every combination
+// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+static int run(Options opt)
 {
-    const LessonInfo info = {"14_libraries", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
-    Options opt;
-    parse_options(argc, argv, &opt, &info);
     Input in = make_input(&opt);
 
     // Everything a library needs besides the call itself, outside the timer.
@@ -204,5 +205,7 @@ int main(int argc, char **argv)
     CUBLAS_CHECK(cublasDestroy(g_cublas));
     CUDA_CHECK(cudaFree(g_cub_temp));
     free_input(&in);
-    return harness_exit_code();
+    return 0;
 }
+
+int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }

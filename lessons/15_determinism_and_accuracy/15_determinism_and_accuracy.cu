@@ -308,11 +308,12 @@ static void print_table(const Input *in, const Options *opt, float *d_x)
     free(h);
 }
 
-int main(int argc, char **argv)
+static const LessonInfo info = {"15_determinism_and_accuracy", BLOCK_RUNTIME, 256, NULL};
+
+// One run for one set of options. main() calls it once for every combination
+// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+static int run(Options opt)
 {
-    const LessonInfo info = {"15_determinism_and_accuracy", BLOCK_RUNTIME, 256, NULL};
-    Options opt;
-    parse_options(argc, argv, &opt, &info);
     g_block = opt.block;
     int table = !opt.check_only && !opt.csv; // the extra table: human mode only
     Input in = make_input_extra(&opt, table ? opt.n * sizeof(float) : 0);
@@ -357,5 +358,7 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaFree(g_counter));
     CUDA_CHECK(cudaFree(g_partials));
     free_input(&in);
-    return harness_exit_code();
+    return 0;
 }
+
+int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }

@@ -446,13 +446,14 @@ static void variance_table(size_t n, const float *d_in, float *d_shifted, const 
     }
 }
 
-int main(int argc, char **argv)
+static const LessonInfo info = {"16_beyond_sum", BLOCK_RUNTIME, 256, NULL};
+
+// One run for one set of options. main() calls it once for every combination
+// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+static int run(Options opt)
 {
-    const LessonInfo info = {"16_beyond_sum", BLOCK_RUNTIME, 256, NULL};
     static const char *const name[OP_NAIVE] = {"max", "min", "argmax", "welford", "softmax"};
     static const char *const cub_name[OP_NAIVE] = {"cub_max", "cub_min", "cub_argmax", "cub_welford", "cub_softmax"};
-    Options opt;
-    parse_options(argc, argv, &opt, &info);
     g_block = opt.block;
     size_t n = opt.n;
     Input in = make_input_extra(&opt, (n + 4) * sizeof(float));
@@ -502,5 +503,7 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaFree(g_state));
     CUDA_CHECK(cudaFree(g_partials));
     free_input(&in);
-    return harness_exit_code();
+    return 0;
 }
+
+int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }

@@ -359,15 +359,14 @@ static void make_shard(const Options *opt, int d, size_t first, size_t count)
     gp->count = count;
 }
 
-int main(int argc, char **argv)
+static int g_nvls_ours; // NCCL_NVLS_ENABLE was set by main(), not by the caller
+
+static const LessonInfo info = {"18_multi_gpu_nccl", BLOCK_RUNTIME, 256, NULL};
+
+// One run for one set of options. main() calls it once for every combination
+// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+static int run(Options opt)
 {
-    // NVLink multicast (NVLS) off unless the caller chose: NCCL reads this once,
-    // so it is set before the first NCCL call.
-    int nvls_ours = getenv("NCCL_NVLS_ENABLE") == NULL;
-    if (nvls_ours) setenv("NCCL_NVLS_ENABLE", "0", 1);
-    const LessonInfo info = {"18_multi_gpu_nccl", BLOCK_RUNTIME, 256, NULL};
-    Options opt;
-    parse_options(argc, argv, &opt, &info);
     g_block = opt.block;
     Input in = make_input(&opt); // the whole array on GPU 0, and its exact sum
     CUDA_CHECK(cudaGetDeviceCount(&g_ngpu));
@@ -390,7 +389,7 @@ int main(int argc, char **argv)
     if (!opt.csv) {
         printf("# %d GPU%s, NCCL %d.%d.%d, NCCL_NVLS_ENABLE=%s (%s)\n", g_ngpu, g_ngpu > 1 ? "s" : "",
                version / 10000, version / 100 % 100, version % 100, getenv("NCCL_NVLS_ENABLE"),
-               nvls_ours ? "set by this program: NVLink multicast off" : "from the environment");
+               g_nvls_ours ? "set by this program: NVLink multicast off" : "from the environment");
         for (int d = 0; d < g_ngpu; d++) {
             struct cudaDeviceProp prop;
             int peer = 0;
@@ -454,5 +453,14 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaStreamDestroy(gp->stream));
     }
     CUDA_CHECK(cudaSetDevice(0));
-    return harness_exit_code();
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    // NVLink multicast (NVLS) off unless the caller chose: NCCL reads this once,
+    // so it is set before the first NCCL call.
+    g_nvls_ours = getenv("NCCL_NVLS_ENABLE") == NULL;
+    if (g_nvls_ours) setenv("NCCL_NVLS_ENABLE", "0", 1);
+    return run_lesson(argc, argv, &info, run);
 }
