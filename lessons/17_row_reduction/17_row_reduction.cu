@@ -7,8 +7,9 @@
  * get a warp each: shuffles only, no barrier. Longer rows get a block each;
  * when there are too few rows to fill the GPU (128 x 2^20), a row is split
  * over several blocks and the row's last block adds its partials in a fixed
- * order (lesson 12's last-block-done, one counter per row). Every row sum is
- * checked (ints: exactly) and timed against cub::DeviceSegmentedReduce::Sum.
+ * order (lesson 12's last-block-done, one counter per row). As in lesson 12,
+ * a matrix of up to 2 x L2 is read evict-first. Every row sum is checked
+ * (ints: exactly) and timed against cub::DeviceSegmentedReduce::Sum.
  *
  * The flaw that remains: one GPU. Lesson 18 spreads the work over several.
  *
@@ -24,14 +25,20 @@
 #define UNROLL 4                        // float4 loads in flight per thread and trip (lesson 11)
 #define WARP_MAX_COLS (32 * 4 * UNROLL) // 512: a warp covers such a row in one trip
 #define MAX_SHAPES 5
+// Matrices up to this many times the L2 size are read with __ldcs (evict-first,
+// lesson 12's rule: the lines they bring in are the first to go, instead of
+// the flush buffer's dirty ones); larger ones with __ldg. 0: __ldg always.
+#ifndef STREAM_BELOW_L2
+#define STREAM_BELOW_L2 2
+#endif
 
 // ---- kernel ---------------------------------------------------------------
 
 // This thread's share of p[0..len), summed by `count` threads of which this is
 // number t: scalar head up to the first 16-byte boundary (rows start anywhere:
 // cols may be odd, --offset may be set), float4 body with UNROLL loads in
-// flight, scalar tail.
-__device__ __forceinline__ float range_sum(const float *p, size_t len, unsigned int t, unsigned int count)
+// flight, scalar tail. stream: evict-first loads (__ldcs) instead of __ldg.
+__device__ __forceinline__ float range_sum(const float *p, size_t len, unsigned int t, unsigned int count, int stream)
 {
     size_t head = ((16 - ((uintptr_t)p & 15)) & 15) / 4;
     if (head > len) head = len;
@@ -43,12 +50,13 @@ __device__ __forceinline__ float range_sum(const float *p, size_t len, unsigned 
     for (; i + (size_t)(UNROLL - 1) * count < n4; i += (size_t)UNROLL * count) {
         float4 v[UNROLL];
 #pragma unroll
-        for (int u = 0; u < UNROLL; u++) v[u] = __ldg(&body[i + u * count]); // all loads issued first
+        for (int u = 0; u < UNROLL; u++) // all loads issued first
+            v[u] = stream ? __ldcs(&body[i + u * count]) : __ldg(&body[i + u * count]);
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) s += (v[u].x + v[u].y) + (v[u].z + v[u].w);
     }
     for (; i < n4; i += count) {
-        float4 v = __ldg(&body[i]);
+        float4 v = stream ? __ldcs(&body[i]) : __ldg(&body[i]);
         s += (v.x + v.y) + (v.z + v.w);
     }
     if (t < len - tail) s += p[tail + t];
@@ -83,13 +91,13 @@ __device__ __forceinline__ size_t row_length(size_t r, size_t cols, size_t n)
 
 // Short rows: warp w sums rows w, w + warps, ... The loop bound is the same
 // for all 32 lanes, so every lane reaches the full-mask shuffles.
-__global__ void rows_warp_kernel(const float *in, size_t n, size_t rows, size_t cols, float *out)
+__global__ void rows_warp_kernel(const float *in, size_t n, size_t rows, size_t cols, int stream, float *out)
 {
     unsigned int lane = threadIdx.x & 31;
     size_t warp = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     size_t warps = ((size_t)gridDim.x * blockDim.x) >> 5;
     for (size_t r = warp; r < rows; r += warps) {
-        float s = warp_sum(range_sum(in + r * cols, row_length(r, cols, n), lane, 32));
+        float s = warp_sum(range_sum(in + r * cols, row_length(r, cols, n), lane, 32, stream));
         if (lane == 0) out[r] = s;
     }
 }
@@ -99,12 +107,12 @@ __global__ void rows_warp_kernel(const float *in, size_t n, size_t rows, size_t 
 // the row's partials in chunk order, so the result does not depend on which
 // block finished last (bitwise the same every run).
 __global__ void rows_block_kernel(const float *in, size_t n, size_t cols, unsigned int chunks, size_t chunk_len,
-                                  float *partials, unsigned int *counters, float *out)
+                                  int stream, float *partials, unsigned int *counters, float *out)
 {
     size_t row = blockIdx.x / chunks, first = (size_t)(blockIdx.x % chunks) * chunk_len;
     size_t len = row_length(row, cols, n);
     len = first >= len ? 0 : (len - first < chunk_len ? len - first : chunk_len);
-    float s = block_sum(range_sum(in + row * cols + first, len, threadIdx.x, blockDim.x));
+    float s = block_sum(range_sum(in + row * cols + first, len, threadIdx.x, blockDim.x, stream));
     if (chunks == 1) {
         if (threadIdx.x == 0) out[row] = s;
         return;
@@ -158,14 +166,15 @@ static unsigned int chunks_for(Shape s, size_t *chunk_len)
 static void rows_gpu(const float *d_in, Shape s, float *d_out)
 {
     if (s.rows == 0) return; // no rows, no sums to write
+    int stream = (double)s.n * sizeof(float) <= STREAM_BELOW_L2 * (double)g_dev.l2_bytes;
     if (s.cols <= WARP_MAX_COLS) {
         size_t warps_per_block = (size_t)g_block / 32, want = (s.rows + warps_per_block - 1) / warps_per_block;
         int blocks = want < (size_t)g_warp_blocks ? (int)want : g_warp_blocks;
-        rows_warp_kernel<<<blocks, g_block>>>(d_in, s.n, s.rows, s.cols, d_out);
+        rows_warp_kernel<<<blocks, g_block>>>(d_in, s.n, s.rows, s.cols, stream, d_out);
     } else {
         size_t chunk_len;
         unsigned int chunks = chunks_for(s, &chunk_len);
-        rows_block_kernel<<<(unsigned int)(s.rows * chunks), g_block>>>(d_in, s.n, s.cols, chunks, chunk_len,
+        rows_block_kernel<<<(unsigned int)(s.rows * chunks), g_block>>>(d_in, s.n, s.cols, chunks, chunk_len, stream,
                                                                         g_partials, g_counters, d_out);
     }
     CUDA_CHECK_LAST();
