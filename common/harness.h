@@ -872,8 +872,9 @@ static inline void sum_work(void *arg)
 //   1. warm-up run into a NaN-poisoned result, checked;
 //   2. timed repetitions (time_work), each into a freshly poisoned result;
 //   3. the LAST repetition's result is checked too.
-static inline int run_variant_bytes(const Options *opt, const Input *in, const char *variant, reduce_fn fn,
-                                    double bytes)
+// kept: if not NULL, receives the finished report (a lesson that tabulates it).
+static inline int run_variant_keep(const Options *opt, const Input *in, const char *variant, reduce_fn fn,
+                                   double bytes, Report *kept)
 {
     Report r = new_report(opt, variant, in->n, bytes > 0 ? bytes : (double)in->n * sizeof(float));
     r.expected = in->expected;
@@ -889,11 +890,18 @@ static inline int run_variant_bytes(const Options *opt, const Input *in, const c
         r.result = read_result(); // the last repetition's result
         r.pass = check_result(r.result, in->expected, in->tol);
     }
-    return report_result(opt, &r);
+    int pass = report_result(opt, &r);
+    if (kept) *kept = r;
+    return pass;
+}
+static inline int run_variant_bytes(const Options *opt, const Input *in, const char *variant, reduce_fn fn,
+                                    double bytes)
+{
+    return run_variant_keep(opt, in, variant, fn, bytes, NULL);
 }
 static inline int run_variant(const Options *opt, const Input *in, const char *variant, reduce_fn fn)
 {
-    return run_variant_bytes(opt, in, variant, fn, 0.0);
+    return run_variant_keep(opt, in, variant, fn, 0.0, NULL);
 }
 
 // A host copy of the input, for lessons that need a reference other than the

@@ -201,27 +201,8 @@ static reduce_fn const g_fn[NUM_VARIANTS] = {sum_atomic, sum_fixed, sum_kahan, s
 
 // ---- main -----------------------------------------------------------------
 
-// run_variant, keeping the report for the table's GB/s column.
+// The timed lines' reports, kept for the table's GB/s column (run_variant_keep).
 static Report g_report[NUM_VARIANTS];
-static void run_and_keep(const Options *opt, const Input *in, int v)
-{
-    Report r = new_report(opt, g_name[v], in->n, (double)in->n * sizeof(float));
-    SumWork w = {g_fn[v], in};
-    r.expected = in->expected;
-    r.tol = in->tol;
-    sum_poison(&w);
-    sum_work(&w);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    r.result = read_result();
-    r.pass = check_result(r.result, in->expected, in->tol);
-    if (!opt->check_only && r.pass) {
-        time_work(opt, sum_poison, sum_work, &w, &r);
-        r.result = read_result(); // the last timed run's result
-        r.pass = check_result(r.result, in->expected, in->tol);
-    }
-    report_result(opt, &r);
-    g_report[v] = r;
-}
 
 // Runs fn reps times on the same input; returns how many distinct bit
 // patterns the results had, and the last result in *last.
@@ -331,7 +312,7 @@ static int run(Options opt)
     CUDA_CHECK(cub::DeviceReduce::Sum(NULL, g_cub_bytes, in.d_in, g_out, in.n > 0 ? in.n : 1));
     CUDA_CHECK(cudaMalloc(&g_cub_temp, g_cub_bytes > 0 ? g_cub_bytes : 1));
 
-    for (int v = 0; v < NUM_VARIANTS; v++) run_and_keep(&opt, &in, v);
+    for (int v = 0; v < NUM_VARIANTS; v++) run_variant_keep(&opt, &in, g_name[v], g_fn[v], 0.0, &g_report[v]);
 
     // The fixed-order variants must give ONE bit pattern, run after run.
     int reps = opt.check_only ? REPEATS_CHECK : REPEATS, worst = 0;
