@@ -5,12 +5,15 @@
  *   atomic  each block atomicAdds its partial into *out (zeroed by a memset).
  *           Blocks arrive in a different order each run, and float addition
  *           is not associative: a uniform sum's last bits change run to run.
- *   fixed   last block done: each block stores its partial, fences, and counts
- *           itself on a counter; the last to arrive adds all the partials in
- *           a fixed order. One kernel, no memset, the same bits every run.
- *           The tutorial's fastest general kernel.
+ *   fixed   last block done: each block stores its partial and counts itself
+ *           on a counter, with release-acquire order; the last to arrive adds
+ *           all the partials in a fixed order. One kernel, no memset, the
+ *           same bits every run.
+ * Both beat CUB side by side (lesson 14): the atomic finish by about 1.2x up
+ * to 2^24 elements, the fixed one by a little less; above L2 size they tie.
  * Tunables (edit, or -D on the nvcc line): BLOCK_SIZE, UNROLL, LOAD_PATH,
- * STREAM_BELOW_L2, BLOCKS_PER_SM; the defaults won on an H200 (notes.md).
+ * STREAM_BELOW_L2, BLOCKS_PER_SM, CLASSIC_FENCES; the defaults won on an H200
+ * (notes.md).
  * What remains: the partials still go through global memory; on Hopper the
  * blocks can combine through each other's shared memory first (lesson 13).
  *
@@ -23,7 +26,7 @@
 #define BLOCK_SIZE 512 // threads per block (compile time: -b must equal it)
 #endif
 #ifndef UNROLL
-#define UNROLL 4       // float4 loads each thread issues before adding any
+#define UNROLL 2       // float4 loads each thread issues before adding any
 #endif
 // How the body's float4s are loaded (each shows in the PTX):
 //   0 plain: ld.global.v4.f32          1 __ldg, read-only path: ld.global.nc.v4.f32
@@ -41,6 +44,12 @@
 #endif
 #ifndef BLOCKS_PER_SM
 #define BLOCKS_PER_SM 0 // cap on blocks per SM in the grid; 0: as many as fit (occupancy API)
+#endif
+// The fixed finish orders its counter with one atomic that both releases and
+// acquires (sm_70+). 1: the classic form instead, __threadfence() before and
+// after a plain atomicInc (also what GPUs before sm_70 get).
+#ifndef CLASSIC_FENCES
+#define CLASSIC_FENCES 0
 #endif
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per loop step
@@ -130,6 +139,30 @@ __global__ void reduce_atomic_kernel(const float *in, size_t n, float *out, int 
     if (threadIdx.x == 0) atomicAdd(out, sum); // one atomic per block; blocks arrive in any order
 }
 
+// Counts the calling block done; returns the count before it.
+// atomicInc(p, m) stores (old >= m ? 0 : old + 1) and returns old: the blocks
+// see 0, 1, ..., m in some order, and the one that sees m also wraps the
+// counter back to 0 for the next launch. The memory order is the point:
+//   release  this thread's earlier store (the block's partial) is visible
+//            GPU-wide before the new count is, or the last block could add a
+//            stale partial;
+//   acquire  the block that sees m then sees every partial stored before the
+//            other blocks counted themselves.
+__device__ unsigned int count_done(unsigned int *retired, unsigned int m)
+{
+#if CLASSIC_FENCES || __CUDA_ARCH__ < 700
+    __threadfence();                      // release: a full fence before the count
+    unsigned int old = atomicInc(retired, m);
+    if (old == m) __threadfence();        // acquire: a full fence after it, last block only
+    return old;
+#else
+    // The same order in one instruction: the atomic itself releases and acquires.
+    unsigned int old;
+    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(retired), "r"(m) : "memory");
+    return old;
+#endif
+}
+
 // (b) fixed: *retired must be 0 before the first launch; each launch leaves it 0.
 __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired,
                                     float *out, int stream)
@@ -138,15 +171,7 @@ __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, 
     float sum = block_sum(thread_sum(in, n, stream));
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = sum;
-        // Release: the partial must be visible GPU-wide before the counter
-        // says this block is done, or the last block could read a stale value.
-        __threadfence();
-        // atomicInc(p, m) stores (old >= m ? 0 : old + 1) and returns old: the
-        // blocks see 0, 1, ..., gridDim.x-1 in some order, and the one that
-        // sees gridDim.x-1 also wraps the counter back to 0 for the next launch.
-        unsigned int done = atomicInc(retired, gridDim.x - 1);
-        last = (done == gridDim.x - 1);
-        if (last) __threadfence(); // acquire: every other block's partial is visible from here on
+        last = (count_done(retired, gridDim.x - 1) == gridDim.x - 1);
     }
     __syncthreads(); // shares `last` (and thread 0's view of memory) with the whole block
     if (!last) return; // the same for every thread of the block: no barrier below is split

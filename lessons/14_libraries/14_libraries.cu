@@ -2,7 +2,7 @@
 /*
  * Lesson 14: the libraries -- CUB, Thrust and cuBLAS beside our best kernel.
  *
- * Since lesson 13: no new kernel. The same process times four ways to sum
+ * Since lesson 13: no new kernel. The same process times five ways to sum
  * the same input at the -n given (make bench sweeps n = 2^10..2^30):
  *   cub          cub::DeviceReduce::Sum, temp storage sized and allocated once,
  *                outside the timer (two kernels above a few thousand items).
@@ -11,7 +11,9 @@
  *                frees; we copy the host value back to *d_out for the check.
  *   cublas_asum  cublasSasum: the sum of |x|, a different function (BLAS has
  *                no plain sum); checked against sum|x|, not the sum.
- *   ours_fixed   lesson 12's deterministic single-pass kernel, copied in.
+ *   ours_atomic  lesson 12's single-pass kernels with its defaults, copied in:
+ *   ours_fixed   the atomic finish (a memset, then one atomicAdd per block)
+ *                and the deterministic one (last block done).
  * What to learn: what each call costs besides the reading itself (launches,
  * temp storage, allocation, host round trips) and when a library is the
  * right call. Lesson 15 asks what the float answers are worth.
@@ -25,9 +27,9 @@
 #include <thrust/reduce.h>
 #include <cublas_v2.h>
 
-#define BLOCK_SIZE 512 // ours_fixed: threads per block (compile time: -b must equal it)
-#define UNROLL 4       // ours_fixed: float4 loads in flight per thread
-#define STREAM_BELOW_L2 2 // ours_fixed: evict-first loads for inputs up to 2 x L2
+#define BLOCK_SIZE 512 // ours: threads per block (compile time: -b must equal it)
+#define UNROLL 2       // ours: float4 loads in flight per thread
+#define STREAM_BELOW_L2 2 // ours: evict-first loads for inputs up to 2 x L2
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL)
 
@@ -41,7 +43,7 @@
         }                                                                                     \
     } while (0)
 
-// ---- kernel: lesson 12's "fixed" variant with its default tunables ------
+// ---- kernels: lesson 12's two variants with its default tunables --------
 
 // stream: uniform for the whole grid; __ldcs is evict-first, __ldg the read-only path.
 #define LOAD4(p) (stream ? __ldcs(p) : __ldg(p))
@@ -92,6 +94,28 @@ __device__ float thread_sum(const float *in, size_t n, int stream) // scalar hea
     return sum;
 }
 
+__global__ void reduce_atomic_kernel(const float *in, size_t n, float *out, int stream) // *out zeroed first
+{
+    float sum = block_sum(thread_sum(in, n, stream));
+    if (threadIdx.x == 0) atomicAdd(out, sum); // one per block, in any order
+}
+
+// atomicInc that releases (this thread's partial is visible before the count)
+// and acquires (the last block sees every partial); lesson 12 explains it.
+__device__ unsigned int count_done(unsigned int *retired, unsigned int m)
+{
+#if __CUDA_ARCH__ < 700
+    __threadfence();
+    unsigned int old = atomicInc(retired, m);
+    if (old == m) __threadfence();
+    return old;
+#else
+    unsigned int old;
+    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(retired), "r"(m) : "memory");
+    return old;
+#endif
+}
+
 __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired,
                                     float *out, int stream)
 {
@@ -99,10 +123,7 @@ __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, 
     float sum = block_sum(thread_sum(in, n, stream));
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = sum;
-        __threadfence(); // release: partial visible before the count says "done"
-        unsigned int done = atomicInc(retired, gridDim.x - 1); // the last one wraps it to 0
-        last = (done == gridDim.x - 1);
-        if (last) __threadfence(); // acquire: all partials visible to this block
+        last = (count_done(retired, gridDim.x - 1) == gridDim.x - 1); // the last one wraps it to 0
     }
     __syncthreads(); // shares `last`; warp 0 is done with warp_sums before block_sum reuses them
     if (!last) return;
@@ -117,7 +138,7 @@ __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, 
 static void *g_cub_temp;        // CUB's temp storage, allocated once in main
 static size_t g_cub_temp_bytes;
 static cublasHandle_t g_cublas; // created once in main: creating one costs far more than a sum
-static int g_max_blocks;        // ours_fixed: SMs x resident blocks per SM
+static int g_max_blocks;        // ours: SMs x resident blocks per SM
 static float *g_partials;
 static unsigned int *g_retired;
 
@@ -158,14 +179,27 @@ static void reduce_cublas_asum(const float *d_in, size_t n, float *d_out)
     CUBLAS_CHECK(cublasSasum_64(g_cublas, (int64_t)n, d_in, 1, d_out));
 }
 
+// Lesson 12's grid rule: one tile per block at most, no more blocks than fit at once.
+static int ours_grid(size_t n)
+{
+    size_t tiles = (n / 4 + TILE - 1) / TILE;
+    int blocks = tiles < (size_t)g_max_blocks ? (int)tiles : g_max_blocks;
+    return blocks < 1 ? 1 : blocks;
+}
+static int ours_stream(size_t n) { return (double)n * sizeof(float) <= STREAM_BELOW_L2 * (double)g_dev.l2_bytes; }
+
+static void reduce_ours_atomic(const float *d_in, size_t n, float *d_out)
+{
+    write_zero(d_out); // the atomics add into it; n == 0 ends here
+    if (n == 0) return;
+    reduce_atomic_kernel<<<ours_grid(n), BLOCK_SIZE>>>(d_in, n, d_out, ours_stream(n));
+    CUDA_CHECK_LAST();
+}
+
 static void reduce_ours_fixed(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { write_zero(d_out); return; }
-    size_t tiles = (n / 4 + TILE - 1) / TILE;
-    int blocks = tiles < (size_t)g_max_blocks ? (int)tiles : g_max_blocks;
-    if (blocks < 1) blocks = 1;
-    int stream = (double)n * sizeof(float) <= STREAM_BELOW_L2 * (double)g_dev.l2_bytes;
-    reduce_fixed_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out, stream);
+    reduce_fixed_kernel<<<ours_grid(n), BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out, ours_stream(n));
     CUDA_CHECK_LAST();
 }
 
@@ -184,8 +218,10 @@ static int run(Options opt)
     CUDA_CHECK(cudaMalloc(&g_cub_temp, g_cub_temp_bytes > 0 ? g_cub_temp_bytes : 1));
     CUBLAS_CHECK(cublasCreate(&g_cublas));
     CUBLAS_CHECK(cublasSetPointerMode(g_cublas, CUBLAS_POINTER_MODE_DEVICE));
-    int per_sm = 0;
+    int per_sm = 0, per_sm_atomic = 0; // one grid rule for both, as in lesson 12
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_kernel, BLOCK_SIZE, 0));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_atomic, reduce_atomic_kernel, BLOCK_SIZE, 0));
+    if (per_sm_atomic < per_sm) per_sm = per_sm_atomic;
     if (per_sm < 1) per_sm = 1;
     g_max_blocks = g_dev.sm_count * per_sm;
     CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
@@ -198,6 +234,7 @@ static int run(Options opt)
     abs_in.expected = in.sum_abs;
     abs_in.tol = 1e-5 * in.sum_abs; // a sum of positives rounds even for ints above 2^24
     run_variant(&opt, &abs_in, "cublas_asum", reduce_cublas_asum);
+    run_variant(&opt, &in, "ours_atomic", reduce_ours_atomic);
     run_variant(&opt, &in, "ours_fixed", reduce_ours_fixed);
 
     CUDA_CHECK(cudaFree(g_retired));
