@@ -2,14 +2,20 @@
 # make plot: SVG charts of the CSVs in results/, with POSIX sh and awk only.
 #   results/run-<gpu>.csv   -> results/run-<gpu>.svg   (GB/s per lesson, log scale)
 #   results/bench-<gpu>.csv -> results/bench-<gpu>.svg (GB/s against n)
+# Only CSVs that start with the harness's header are drawn; any other file that
+# happens to match the names (notes, hand-made tables) is passed over, and
+# rows that are not whole numeric result lines are ignored.
+HEADER="lesson,variant,gpu,n,bytes,reps,median_us,min_us,max_us,gbps,pct_peak,result,expected,abs_err,status"
+ours() { [ -f "$1" ] && [ "$(head -n 1 "$1")" = "$HEADER" ] || { [ -f "$1" ] && echo "skipped $1: not a results CSV"; return 1; }; }
 found=0
 for csv in results/run-*.csv; do
-    [ -f "$csv" ] || continue
+    ours "$csv" || continue
     found=1
     svg=${csv%.csv}.svg
     awk -F, '
     NR == 1 { next }
-    NR == 2 { gpu = $3; n = $4 }
+    NF != 15 || !($4 + 0 > 0) { next }
+    gpu == "" { gpu = $3; n = $4 }
     $6 > 0 && $4 == n { k++; lab[k] = $1 " " $2; v[k] = $10
              if ($11 > pmax) { pmax = $11; peak = $10 * 100 / $11 }
              if ($10 > vmax) vmax = $10 }
@@ -42,11 +48,11 @@ for csv in results/run-*.csv; do
     }' "$csv" >"$svg" && echo "wrote $svg"
 done
 for csv in results/bench-*.csv; do
-    [ -f "$csv" ] || continue
+    ours "$csv" || continue
     found=1
     svg=${csv%.csv}.svg
     awk -F, '
-    NR == 1 { next }
+    NR == 1 || NF != 15 || !($4 + 0 > 0) { next }
     $6 > 0 { key = substr($1, 1, 2) " " $2
              if (!(key in idx)) { idx[key] = ++nk; name[nk] = key }
              j = idx[key]; c[j]++; xs[j, c[j]] = log($4) / log(2); ys[j, c[j]] = $10

@@ -56,6 +56,26 @@ if want host; then
     else
         bad "tests/test_harness.c does not compile as C11" "$(cat "$LOG/host_build.log")"
     fi
+    # make plot (scripts/plot.sh) in a scratch results/: it must draw a results
+    # CSV, pass over a file that only matches the name, and stop.
+    P=$LOG/plot
+    rm -rf "$P" && mkdir -p "$P/results"
+    H="lesson,variant,gpu,n,bytes,reps,median_us,min_us,max_us,gbps,pct_peak,result,expected,abs_err,status"
+    { echo "$H"
+      echo "12_single_pass,fixed,Test GPU,1048576,4194304,100,7.0,6.9,7.5,599.2,12.4,5,5,0,PASS"
+      echo "12_single_pass,fixed,Test GPU,4194304,16777216,100,10.0,9.9,10.5,1677.7,34.9,5,5,0,PASS"; } >"$P/results/bench-test-gpu.csv"
+    cp "$P/results/bench-test-gpu.csv" "$P/results/run-test-gpu.csv"
+    { echo "# a hand-made note"; echo "variant,n,median_us"; echo "cub,1048576,8.4"; } >"$P/results/bench-note.csv"
+    cp "$P/results/bench-note.csv" "$P/results/run-note.csv"
+    root=$PWD
+    if (cd "$P" && ulimit -f 10240 && timeout 60 sh "$root/scripts/plot.sh") >"$P/out.txt" 2>&1 &&
+        [ -s "$P/results/bench-test-gpu.svg" ] && [ -s "$P/results/run-test-gpu.svg" ] &&
+        [ ! -e "$P/results/bench-note.svg" ] && [ ! -e "$P/results/run-note.svg" ] &&
+        grep -q "points=\"[0-9]" "$P/results/bench-test-gpu.svg"; then
+        ok "make plot draws results CSVs and passes over other files"
+    else
+        bad "make plot: wrong on a scratch results/ (a good CSV and a stray one)" "$(cat "$P/out.txt"; ls -la "$P/results")"
+    fi
 fi
 
 # ---- 2. build ---------------------------------------------------------------
