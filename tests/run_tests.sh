@@ -76,6 +76,31 @@ if want host; then
     else
         bad "make plot: wrong on a scratch results/ (a good CSV and a stray one)" "$(cat "$P/out.txt"; ls -la "$P/results")"
     fi
+    # Tables of measurements are generated from results/ (scripts/tables.sh):
+    # regenerated in a scratch copy, they must equal what README and notes show.
+    if out=$(sh scripts/tables.sh --check 2>&1); then
+        ok "generated tables in README and notes match results/"
+    else
+        bad "tables in README/notes differ from results/ (make tables regenerates them)" "$out"
+    fi
+    # ... and the check bites: one figure changed in a copy of a generated table fails it.
+    md=$(grep -l '^<!-- table: \(lesson\|staircase\|bench\|rows\)' README.md lessons/*/notes.md 2>/dev/null | head -n 1)
+    if [ -n "$md" ]; then
+        cp "$md" "$LOG/drift.md"
+        awk '/^<!-- table: / { t = 1; next } t && /^\|.*[0-9]\.[0-9]/ && !done { sub(/[0-9]\./, "9."); done = 1 } { print }' \
+            "$md" >"$LOG/drift.tmp" && mv "$LOG/drift.tmp" "$LOG/drift.md"
+        if ! cmp -s "$md" "$LOG/drift.md" && ! TABLES_FILES="$PWD/$LOG/drift.md" sh scripts/tables.sh --check >/dev/null 2>&1; then
+            ok "the table check fails on a hand-edited figure ($md)"
+        else
+            bad "the table check does not notice a hand-edited figure in $md"
+        fi
+    fi
+    # Every decimal figure in a README or notes table, generated or typed, is in a results/ file.
+    if out=$(sh tests/check_figures.sh 2>&1); then
+        ok "$(tail -n 1 <<<"$out")"
+    else
+        bad "table figures not found under results/" "$out"
+    fi
 fi
 
 # ---- 2. build ---------------------------------------------------------------

@@ -1,0 +1,314 @@
+#!/bin/sh
+# make tables: regenerate every table of measurements in README.md and in
+# lessons/*/notes.md from the files in results/. A generated table is the text
+# between two marker lines, and is never edited by hand:
+#
+#   <!-- table: KIND ARGS -->
+#   <!-- end table -->
+#
+# KIND ARGS (every table shows each GPU found as results/run-<gpu>.csv, side by side):
+#   staircase                      README's lesson table (scripts/staircase.txt says
+#                                  which variant each lesson shows)
+#   lesson NN [prev=MM]            every variant of lesson NN in `make run`, after the
+#                                  variant lesson MM (default NN-1) shows; x prev is
+#                                  per element, so lessons run at other n compare too
+#   counters NN[,NN] M[,M] [kernel=RE]   Nsight Compute counters (results/counters-<gpu>.csv)
+#   bench V[,V] sizes=2^a,2^b [flush=clean] [ratio=A/B[,C/D]]
+#                                  the size sweep (results/bench-<gpu>[-clean].csv); V is
+#                                  a variant name or lesson:variant; A/B = time of A / time of B
+#   rows FILE lesson=NN [variants=a,b] [n=N] [cols=c,d]
+#                                  rows of results/FILE-<gpu>.csv (the harness's CSV)
+#   excerpt FILE /START/ /END/     lines of results/FILE, START through the next END
+#
+# Every table is also written to results/derived.txt, so each figure a table
+# shows, the computed ones (speedups, ratios, ms) included, is found under results/.
+#
+# usage: sh scripts/tables.sh           rewrite the tables in place
+#        sh scripts/tables.sh --check   change nothing; print what is stale, exit 1 if anything is
+set -u
+cd "$(dirname "$0")/.." || exit 1
+R=${RESULTS_DIR:-results}
+mode=write
+[ "${1:-}" = "--check" ] && mode=check
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tables.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+# The GPUs: every results/run-<gpu>.csv, labelled by its GPU column ("NVIDIA H200" -> "H200").
+gpus="" labels=""
+for f in "$R"/run-*.csv; do
+    [ -f "$f" ] || continue
+    slug=${f#"$R"/run-}; slug=${slug%.csv}
+    label=$(awk -F, 'NR == 2 { sub(/^NVIDIA /, "", $3); sub(/ .*/, "", $3); print $3; exit }' "$f")
+    gpus="$gpus $slug" labels="$labels ${label:-$slug}"
+done
+
+cat >"$tmp/prog.awk" <<'AWK'
+function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
+function pow2(s,   p) { if (s ~ /^2\^[0-9]+$/) { p = 2 ^ substr(s, 3); return sprintf("%.0f", p) } return s }
+function fmt_n(n,   k, p) { p = 1; for (k = 0; k <= 62; k++) { if (p == n) return "2^" k; p *= 2 } return n }
+function fus(us) { if (us == "") return "–"; us += 0
+    if (us >= 10000) return sprintf("%.1f ms", us / 1000)
+    if (us >= 100) return sprintf("%.1f µs", us); return sprintf("%.2f µs", us) }
+function fgb(g) { if (g == "") return "–"; g += 0; return (g >= 100) ? sprintf("%.0f", g) : sprintf("%.1f", g) }
+function fpct(p) { return (p == "") ? "–" : sprintf("%.1f", p + 0) }
+function fx(r) { if (r == "") return ""; return (r >= 100) ? sprintf("%.0f×", r) : (r >= 10) ? sprintf("%.1f×", r) : sprintf("%.2f×", r) }
+function fratio(r) { if (r == "") return "–"; return (r >= 0.9 && r <= 1.1) ? sprintf("%.3f", r) : sprintf("%.2f", r) }
+function fint(v,   s, neg, out) { s = v ""; if (s !~ /^-?[0-9]+$/) return s
+    neg = (substr(s, 1, 1) == "-"); if (neg) s = substr(s, 2); out = ""
+    while (length(s) > 3) { out = "," substr(s, length(s) - 2) out; s = substr(s, 1, length(s) - 3) }
+    return (neg ? "-" : "") s out }
+# Loads a CSV with a header once; C[f] = rows, V[f, row, column name] = value.
+function load(f,   line, nf, i, hd, r) {
+    if (f in C) return C[f] > 0
+    C[f] = 0
+    if ((getline line < f) <= 0) return 0
+    nf = split(line, hd, ",")
+    while ((getline line < f) > 0) {
+        if (line == "") continue
+        r = ++C[f]; split(line, cell, ",")
+        for (i = 1; i <= nf; i++) V[f, r, hd[i]] = cell[i]
+    }
+    close(f)
+    return C[f] > 0
+}
+function row(cells,   s, j) { s = "|"; for (j = 1; j <= cells; j++) s = s " " T[j] " |"; return s }
+function emit(s) { out[++nout] = s }
+function header(ncol, right,   j, s) {
+    emit(row(ncol)); s = "|"
+    for (j = 1; j <= ncol; j++) s = s ((j <= right) ? "---|" : "---:|")
+    emit(s)
+}
+function none(what) { emit("(no " what " in results/ yet)") }
+function shown_variant(l) { return (l in SHOWN) ? SHOWN[l] : "" }
+function find(f, lesson, variant, n,   r) {  # row index of lesson/variant[/n] in f, or 0
+    for (r = 1; r <= C[f]; r++)
+        if (substr(V[f, r, "lesson"], 1, 2) == lesson && V[f, r, "variant"] == variant &&
+            (n == "" || V[f, r, "n"] == n) && V[f, r, "reps"] > 0) return r
+    return 0
+}
+
+# ---- kinds -------------------------------------------------------------------
+function t_staircase(   g, f, l, r, p, ncol, any, pr, med, per, prevper) {
+    ncol = 0; T[++ncol] = "#"; T[++ncol] = "lesson"; T[++ncol] = "the one change"
+    for (g = 1; g <= NG; g++) { T[++ncol] = LABEL[g] " median"; T[++ncol] = LABEL[g] " % peak"; T[++ncol] = LABEL[g] " × prev" }
+    header(ncol, 3); any = 0
+    for (p = 1; p <= NL; p++) {
+        l = LORDER[p]; ncol = 0
+        T[++ncol] = l; T[++ncol] = "[" substr(LNAME[l], 4) "](lessons/" LNAME[l] "/notes.md)"; T[++ncol] = DESC[l]
+        for (g = 1; g <= NG; g++) {
+            f = R "/run-" GPU[g] ".csv"; load(f); r = (C[f] > 0) ? find(f, l, SHOWN[l], "") : 0
+            if (!r) { T[++ncol] = "–"; T[++ncol] = "–"; T[++ncol] = ""; continue }
+            any = 1; med = V[f, r, "median_us"]; per = med / V[f, r, "n"]
+            T[++ncol] = fus(med); T[++ncol] = fpct(V[f, r, "pct_peak"])
+            prevper = ""
+            if (STEP[l] == "yes" && p > 1) { pr = find(f, LORDER[p - 1], SHOWN[LORDER[p - 1]], "")
+                if (pr) prevper = V[f, pr, "median_us"] / V[f, pr, "n"] }
+            T[++ncol] = (prevper != "") ? fx(prevper / per) : ""
+        }
+        emit(row(ncol))
+    }
+    if (!any) { nout = 0; none("make run results") }
+}
+function t_lesson(l, prev,   g, f, r, k, nv, vars, seen, ncol, pr, prevper, v, any) {
+    if (prev == "" && l + 0 > 1) prev = sprintf("%02d", l - 1)
+    nv = 0
+    for (g = 1; g <= NG; g++) { f = R "/run-" GPU[g] ".csv"; if (!load(f)) continue
+        for (r = 1; r <= C[f]; r++) if (substr(V[f, r, "lesson"], 1, 2) == l && V[f, r, "reps"] > 0) {
+            v = V[f, r, "variant"]; if (!(v in seen)) { seen[v] = 1; vars[++nv] = v } } }
+    if (!nv) { none("make run results for lesson " l); return }
+    ncol = 0; T[++ncol] = "lesson · variant"; T[++ncol] = "n"
+    for (g = 1; g <= NG; g++) { T[++ncol] = LABEL[g] " median"; T[++ncol] = LABEL[g] " GB/s"; T[++ncol] = LABEL[g] " % peak"
+        T[++ncol] = LABEL[g] " × " (prev != "" ? prev : "prev") }
+    header(ncol, 1)
+    for (k = (prev != "" ? 0 : 1); k <= nv; k++) {
+        ncol = 0; any = 0
+        if (k == 0) { T[++ncol] = prev " " shown_variant(prev) " (previous lesson)" }
+        else T[++ncol] = l " " vars[k]
+        T[++ncol] = ""
+        for (g = 1; g <= NG; g++) {
+            f = R "/run-" GPU[g] ".csv"
+            r = (k == 0) ? find(f, prev, shown_variant(prev), "") : find(f, l, vars[k], "")
+            if (!r) { T[++ncol] = "–"; T[++ncol] = "–"; T[++ncol] = "–"; T[++ncol] = ""; continue }
+            any = 1; if (T[2] == "") T[2] = fmt_n(V[f, r, "n"])
+            T[++ncol] = fus(V[f, r, "median_us"]); T[++ncol] = fgb(V[f, r, "gbps"]); T[++ncol] = fpct(V[f, r, "pct_peak"])
+            prevper = ""
+            if (k > 0 && prev != "") { pr = find(f, prev, shown_variant(prev), "")
+                if (pr) prevper = V[f, pr, "median_us"] / V[f, pr, "n"] }
+            T[++ncol] = (prevper != "") ? fx(prevper / (V[f, r, "median_us"] / V[f, r, "n"])) : ""
+        }
+        if (any) emit(row(ncol))
+    }
+}
+function t_counters(lessons, metrics, kre,   nl, ls, nm, ms, g, f, r, key, keys, nk, seen, i, j, k, ncol, lab, v, kn) {
+    nl = split(lessons, ls, ","); nm = split(metrics, ms, ","); nk = 0
+    for (g = 1; g <= NG; g++) { f = R "/counters-" GPU[g] ".csv"; if (!load(f)) continue
+        for (i = 1; i <= nl; i++) for (r = 1; r <= C[f]; r++) {
+            if (V[f, r, "lesson"] != ls[i]) continue
+            kn = V[f, r, "kernel"]; if (kre != "" && kn !~ kre) continue
+            key = ls[i] SUBSEP kn SUBSEP V[f, r, "launch"]
+            if (!(key in seen)) { seen[key] = ++nk; keys[nk] = key }
+            CV[g, key, V[f, r, "metric"]] = V[f, r, "value"]
+        } }
+    if (!nk) { none("counters for lesson " lessons); return }
+    # keys in lesson order, then first appearance
+    ncol = 0; T[++ncol] = "lesson · kernel"; T[++ncol] = "counter"
+    for (g = 1; g <= NG; g++) T[++ncol] = LABEL[g]
+    header(ncol, 2)
+    for (i = 1; i <= nl; i++) for (k = 1; k <= nk; k++) {
+        split(keys[k], p, SUBSEP); if (p[1] != ls[i]) continue
+        lab = p[1] " " p[2] ((p[3] != "1" || ((p[1] SUBSEP p[2] SUBSEP "2") in seen)) ? " #" p[3] : "")
+        for (j = 1; j <= nm; j++) {
+            ncol = 0; T[++ncol] = (j == 1) ? lab : ""; T[++ncol] = "`" ms[j] "`"
+            for (g = 1; g <= NG; g++) { v = ((g, keys[k], ms[j]) in CV) ? CV[g, keys[k], ms[j]] : "–"; T[++ncol] = fint(v) }
+            emit(row(ncol))
+        }
+    }
+}
+function bench_find(f, spec, n,   r, l, v) {
+    if (index(spec, ":")) { l = substr(spec, 1, index(spec, ":") - 1); v = substr(spec, index(spec, ":") + 1) } else { l = ""; v = spec }
+    for (r = 1; r <= C[f]; r++)
+        if (V[f, r, "variant"] == v && V[f, r, "n"] == n && (l == "" || substr(V[f, r, "lesson"], 1, 2) == l) && V[f, r, "reps"] > 0)
+            return V[f, r, "median_us"]
+    return ""
+}
+function t_bench(vars, sizes, flush, ratios,   nv, vs, ns, sz, nr, rs, g, f, i, j, ncol, a, b, t, ta, tb, any, have) {
+    nv = split(vars, vs, ","); ns = split(sizes, sz, ","); nr = (ratios == "") ? 0 : split(ratios, rs, ",")
+    have = 0
+    for (g = 1; g <= NG; g++) { f = R "/bench-" GPU[g] (flush == "clean" ? "-clean" : "") ".csv"; if (load(f)) have = 1 }
+    if (!have) { none("size sweep (" (flush == "clean" ? "clean" : "dirty") " L2)"); return }
+    ncol = 0; T[++ncol] = "n"
+    for (g = 1; g <= NG; g++) { for (i = 1; i <= nv; i++) T[++ncol] = LABEL[g] " `" vs[i] "`"
+        for (j = 1; j <= nr; j++) T[++ncol] = LABEL[g] " " rs[j] }
+    header(ncol, 1)
+    for (i = 1; i <= ns; i++) {
+        ncol = 0; T[++ncol] = sz[i]; any = 0
+        for (g = 1; g <= NG; g++) {
+            f = R "/bench-" GPU[g] (flush == "clean" ? "-clean" : "") ".csv"
+            for (j = 1; j <= nv; j++) { t[vs[j]] = bench_find(f, vs[j], pow2(sz[i])); T[++ncol] = fus(t[vs[j]]); if (t[vs[j]] != "") any = 1 }
+            for (j = 1; j <= nr; j++) { split(rs[j], ab, "/"); ta = bench_find(f, ab[1], pow2(sz[i])); tb = bench_find(f, ab[2], pow2(sz[i]))
+                T[++ncol] = (ta != "" && tb != "") ? fratio(ta / tb) : "–" }
+        }
+        if (any) emit(row(ncol))
+    }
+}
+function colfmt(c, v) {
+    if (v == "") return "–"
+    if (c == "median_us" || c == "min_us" || c == "max_us") return fus(v)
+    if (c == "gbps") return fgb(v)
+    if (c == "pct_peak") return fpct(v)
+    if (c == "n") return fmt_n(v)
+    return v
+}
+function colname(c) { return (c == "median_us") ? "median" : (c == "gbps") ? "GB/s" : (c == "pct_peak") ? "% peak" : (c == "abs_err") ? "error" : c }
+function t_rows(file, lesson, variants, n, cols,   nc, cs, g, f, r, key, keys, nk, seen, ns, nseen, k, j, ncol, p, v, showt, ok) {
+    if (cols == "") cols = "median_us,gbps,pct_peak"
+    nc = split(cols, cs, ","); nk = 0; ns = 0; n = pow2(n)
+    if (variants != "") { nvl = split(variants, vl, ","); for (k = 1; k <= nvl; k++) want[vl[k]] = k }
+    for (g = 1; g <= NG; g++) { f = R "/" file "-" GPU[g] ".csv"; if (!load(f)) continue
+        for (r = 1; r <= C[f]; r++) {
+            if (lesson != "" && substr(V[f, r, "lesson"], 1, 2) != lesson) continue
+            v = V[f, r, "variant"]; if (variants != "" && !(v in want)) continue
+            if (n != "" && V[f, r, "n"] != n) continue
+            key = v SUBSEP V[f, r, "n"]
+            if (!(key in seen)) { seen[key] = ++nk; keys[nk] = key }
+            if (!(V[f, r, "n"] in nseen)) { nseen[V[f, r, "n"]] = 1; ns++ }
+            RW[g, key] = r
+        } }
+    if (!nk) { none(file " rows for lesson " lesson); return }
+    if (variants != "") {   # the order given in variants=
+        for (a = 1; a <= nk; a++) for (b = a + 1; b <= nk; b++) {
+            split(keys[a], pa, SUBSEP); split(keys[b], pb, SUBSEP)
+            if (want[pb[1]] < want[pa[1]]) { t0 = keys[a]; keys[a] = keys[b]; keys[b] = t0 } } }
+    ncol = 0; T[++ncol] = "variant"; if (ns > 1) T[++ncol] = "n"
+    for (g = 1; g <= NG; g++) for (j = 1; j <= nc; j++) T[++ncol] = LABEL[g] " " colname(cs[j])
+    header(ncol, 1)
+    for (k = 1; k <= nk; k++) {
+        split(keys[k], p, SUBSEP); ncol = 0; T[++ncol] = p[1]; if (ns > 1) T[++ncol] = fmt_n(p[2])
+        for (g = 1; g <= NG; g++) { f = R "/" file "-" GPU[g] ".csv"
+            for (j = 1; j <= nc; j++) T[++ncol] = ((g, keys[k]) in RW) ? colfmt(cs[j], V[f, RW[g, keys[k]], cs[j]]) : "–" }
+        emit(row(ncol))
+    }
+    delete RW; delete want
+}
+function t_excerpt(spec,   file, s, e, line, on, n, f, i) {
+    file = spec; sub(/ .*/, "", file); s = spec; sub(/^[^ ]* +/, "", s)
+    if (match(s, /^\/[^\/]*\//)) { st = substr(s, 2, RLENGTH - 2); s = trim(substr(s, RLENGTH + 1)) } else st = "."
+    en = ""; if (match(s, /^\/[^\/]*\//)) en = substr(s, 2, RLENGTH - 2)
+    f = R "/" file; on = 0; n = 0
+    while ((getline line < f) > 0) {
+        if (!on && line ~ st) on = 1
+        if (on) { ex[++n] = line; if (n > 1 && en != "" && line ~ en) break; if (n >= 40) break }
+    }
+    close(f)
+    if (!n) { none("excerpt of " file); return }
+    emit("```text"); for (i = 1; i <= n; i++) emit(ex[i]); emit("```")
+    excerpt = 1
+}
+function render(spec,   kind, a, na, i, kv, opt, pos) {
+    nout = 0; excerpt = 0; delete T
+    kind = spec; sub(/ .*/, "", kind); a[0] = ""
+    rest = spec; sub(/^[^ ]*/, "", rest); rest = trim(rest)
+    na = split(rest, a, " "); delete opt; pos = 0
+    for (i = 1; i <= na; i++) if (index(a[i], "=")) opt[substr(a[i], 1, index(a[i], "=") - 1)] = substr(a[i], index(a[i], "=") + 1)
+                              else pa[++pos] = a[i]
+    if (kind == "staircase") t_staircase()
+    else if (kind == "lesson") t_lesson(pa[1], opt["prev"])
+    else if (kind == "counters") t_counters(pa[1], pa[2], opt["kernel"])
+    else if (kind == "bench") t_bench(pa[1], opt["sizes"], opt["flush"], opt["ratio"])
+    else if (kind == "rows") t_rows(pa[1], opt["lesson"], opt["variants"], opt["n"], opt["cols"])
+    else if (kind == "excerpt") t_excerpt(rest)
+    else { emit("(unknown table kind: " kind ")"); bad = 1 }
+    delete pa
+}
+BEGIN {
+    NG = split(GPUS, GPU, " "); split(LABELS, LABEL, " ")
+    while ((getline line < STAIRS) > 0) {
+        if (line ~ /^#/ || line == "") continue
+        split(line, s, "\t"); LORDER[++NL] = s[1]; SHOWN[s[1]] = s[2]; STEP[s[1]] = s[3]; DESC[s[1]] = s[4]
+    }
+    cmd = "ls -d lessons/[0-9][0-9]_* 2>/dev/null"
+    while ((cmd | getline d) > 0) { sub(/^lessons\//, "", d); LNAME[substr(d, 1, 2)] = d }
+    close(cmd)
+}
+{
+    if (skipping) { if ($0 ~ /^<!-- end table -->/) { skipping = 0; print } ; next }
+    print
+    if ($0 ~ /^<!-- table: .* -->$/) {
+        spec = $0; sub(/^<!-- table: */, "", spec); sub(/ *-->$/, "", spec)
+        render(spec)
+        for (i = 1; i <= nout; i++) print out[i]
+        if (!excerpt) { print "### " FILENAME ": " spec >> DERIVED; for (i = 1; i <= nout; i++) print out[i] >> DERIVED; print "" >> DERIVED }
+        skipping = 1; opened++
+    }
+}
+END { if (skipping) { print "tables.sh: " FILENAME ": a table marker has no <!-- end table -->" > "/dev/stderr"; exit 3 }
+      if (bad) exit 4 }
+AWK
+
+stale=0
+: >"$tmp/derived.txt"
+for md in ${TABLES_FILES:-README.md lessons/[0-9][0-9]_*/notes.md}; do
+    [ -f "$md" ] || continue
+    grep -q '^<!-- table: ' "$md" || continue
+    out=$tmp/$(echo "$md" | tr / _)
+    awk -v R="$R" -v GPUS="$gpus" -v LABELS="$labels" -v STAIRS=scripts/staircase.txt \
+        -v DERIVED="$tmp/derived.txt" -f "$tmp/prog.awk" "$md" >"$out"
+    rc=$?
+    [ $rc -eq 0 ] || { echo "tables.sh: $md: failed (awk exit $rc)" >&2; exit 2; }
+    if ! cmp -s "$md" "$out"; then
+        if [ $mode = check ]; then
+            echo "stale: $md (a table differs from what results/ gives; run make tables)"
+            diff -u "$md" "$out" | sed -n '3,40p' | grep '^[-+]' | head -n 12 | sed 's/^/    /'
+            stale=1
+        else
+            cat "$out" >"$md" && echo "updated $md"
+        fi
+    fi
+done
+if [ -z "${TABLES_FILES:-}" ] && ! cmp -s "$tmp/derived.txt" "$R/derived.txt" 2>/dev/null; then
+    if [ $mode = check ]; then echo "stale: $R/derived.txt (run make tables)"; stale=1
+    else cp "$tmp/derived.txt" "$R/derived.txt" && echo "updated $R/derived.txt"; fi
+fi
+[ $mode = check ] && [ $stale -eq 0 ] && echo "every generated table matches results/"
+exit $stale
