@@ -8,10 +8,10 @@
  * leaves ceil(n / block) partial sums, so the launcher runs the same kernel on
  * them, and again, until one block is left; that last pass writes the result.
  *
- * The flaw: the working threads are spread out (0, 2, 4, ...; then 0, 4, 8,
- * ...), so every warp stays busy while most of its threads sit out a branch,
- * and `tid % (2*s)` is an integer division on every step. Lesson 04 packs the
- * working threads together.
+ * The flaw: `tid % (2*s)` has a run-time divisor, so it compiles to a long
+ * instruction sequence that every thread runs at every step; and the working
+ * threads (0, 2, 4, ...; then 0, 4, 8, ...) are spread over every warp.
+ * Lesson 04 packs them into the lowest indices with a multiply instead.
  *
  *     make lesson03 && ./lesson03              # default n = 2^26, -b 256
  *     ./lesson03 -n 1e6 -b 1024 --check        # any size, any power-of-two block

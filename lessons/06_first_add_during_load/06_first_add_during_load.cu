@@ -7,9 +7,10 @@
  * lesson 05's, untouched; the grid has half as many blocks.
  *
  * Why it pays: in lesson 05 half of every block's threads loaded one element,
- * stored it, and dropped out at the tree's first step. Now every thread does
- * one useful addition on its way in, and the same input needs half the
- * blocks: half the tree steps and half the barriers per element.
+ * stored it, and had no addition to do, yet their warps still issued every
+ * step of the tree (the `if` is predicated, not branched around). Now every
+ * thread does one useful addition on its way in, and the same input needs
+ * half the blocks: half the tree steps and half the barriers per element.
  *
  * The flaw that remains: the tree's last six steps (s = 32 down to 1) run
  * inside one warp, yet each still waits at a barrier for the whole block.

@@ -1,18 +1,19 @@
 /*
- * Lesson 08: the block size is a compile-time constant, and the whole tree
- * is written out step by step.
+ * Lesson 08: the block size is a compile-time constant.
  *
- * What changed since lesson 07: BLOCK_SIZE replaces blockDim.x. Each
- * block-level step of the tree is its own `if (BLOCK_SIZE >= ...)`; the
- * compiler evaluates those conditions, keeps the steps this block size needs
- * and deletes the rest, together with the loop counter, its shift, its
- * compare and its branch. Shared memory becomes a plain static array. The
- * warp part is lesson 07's race-free one (the volatile variant stays there).
- * For another block size, edit BLOCK_SIZE and rebuild; -b must match it.
+ * What changed since lesson 07: BLOCK_SIZE, a #define, replaces blockDim.x
+ * and the -b option. Nothing else does: the tree is lesson 07's loop, word
+ * for word. But its start, BLOCK_SIZE / 2, is now known to the compiler, so
+ * the loop has a constant trip count (two steps for 256 threads), and the
+ * compiler writes it out step by step: no counter, no shift, no compare and
+ * no branch back are left (notes.md shows the PTX). Shared memory becomes a
+ * static array of known size. The warp part is lesson 07's race-free one
+ * (the volatile form stays in lesson 07). For another block size, edit
+ * BLOCK_SIZE and rebuild; -b must equal it.
  *
- * The flaw that remains: whatever the tree costs, each thread still loads
- * just two elements, and the sum takes several passes. Lesson 09 lets every
- * thread add many elements first, so that two passes are enough.
+ * The flaw that remains: each thread still loads just two elements, and the
+ * sum takes several passes. Lesson 09 lets every thread add many elements
+ * first, so that two passes are enough.
  *
  *     make lesson08 && ./lesson08              # default n = 2^26, BLOCK_SIZE 256
  *     ./lesson08 -n 65537 -d uniform --check   # any size
@@ -26,8 +27,6 @@
 #if BLOCK_SIZE < 32 || BLOCK_SIZE > 1024 || (BLOCK_SIZE & (BLOCK_SIZE - 1)) != 0
 #error "BLOCK_SIZE must be a power of two in 32..1024"
 #endif
-// The warp part reads sdata[0..63]: a block of 32 gets 32 more slots.
-#define SMEM_FLOATS (BLOCK_SIZE < 64 ? 64 : BLOCK_SIZE)
 
 // ---- kernel ---------------------------------------------------------------
 
@@ -68,7 +67,9 @@ __device__ float warp_reduce(float *sdata, unsigned int tid)
 // last block) into out[blockIdx.x]. Launched with BLOCK_SIZE threads.
 __global__ void reduce_kernel(const float *in, size_t n, float *out)
 {
-    __shared__ float sdata[SMEM_FLOATS]; // the size is known now: static shared memory
+    // The size is known now: a static array. The warp part reads up to
+    // sdata[63], so a block of 32 threads gets 32 more slots.
+    __shared__ float sdata[BLOCK_SIZE < 64 ? 64 : BLOCK_SIZE];
     unsigned int tid = threadIdx.x;
     size_t i = (size_t)blockIdx.x * (2 * BLOCK_SIZE) + tid; // size_t: passes 2^32 when n does
     // Lesson 06's first addition during the load.
@@ -79,28 +80,19 @@ __global__ void reduce_kernel(const float *in, size_t n, float *out)
     if (BLOCK_SIZE < 64) sdata[tid + 32] = 0.0f; // a 32-thread block: zeros for the warp part
     __syncthreads(); // every slot is written before any thread reads a neighbour's
 
-    // The new part: the block-level steps, one `if` each. The conditions are
-    // constants, so no code is left for the steps a block of BLOCK_SIZE does
-    // not need, and no loop counter for the ones it does. Each barrier is
-    // reached by every thread of the block or by none.
-    if (BLOCK_SIZE >= 1024) {
-        if (tid < 512) sdata[tid] += sdata[tid + 512];
-        __syncthreads(); // this step's sums finished before the next step reads them
-    }
-    if (BLOCK_SIZE >= 512) {
-        if (tid < 256) sdata[tid] += sdata[tid + 256];
+    // Lesson 07's tree, word for word, but s now starts at a constant: the
+    // compiler knows every value s takes (128, 64 for 256 threads), so it
+    // writes the steps out one after the other, each with its own constant
+    // offset, and no loop is left. For blocks of 32 or 64 threads, no step.
+    for (unsigned int s = BLOCK_SIZE / 2; s > 32; s >>= 1) {
+        if (tid < s)
+            sdata[tid] += sdata[tid + s]; // reads [s, 2s), writes [0, s): no overlap
+        // This step's sums are finished before the next step reads them. Every
+        // thread reaches this barrier: the loop bounds are the same for all.
         __syncthreads();
-    }
-    if (BLOCK_SIZE >= 256) {
-        if (tid < 128) sdata[tid] += sdata[tid + 128];
-        __syncthreads();
-    }
-    if (BLOCK_SIZE >= 128) {
-        if (tid < 64) sdata[tid] += sdata[tid + 64];
-        __syncthreads(); // the 64 sums the warp part reads are complete
     }
 
-    // Lesson 07's last six steps: warp 0 finishes alone.
+    // Lesson 07's last six steps: warp 0 finishes alone; warps 1.. leave.
     if (tid < 32) {
         float total = warp_reduce(sdata, tid);
         if (tid == 0) out[blockIdx.x] = total;
@@ -120,8 +112,8 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
     const float *src = d_in;
     int next = 0;
     for (;;) {
-        // One block per 2 * BLOCK_SIZE values. Only the first pass sees n
-        // itself; main() made sure its block count fits in gridDim.x.
+        // One block per 2 * BLOCK_SIZE values. Only the first pass sees n itself;
+        // main() made sure its block count fits in gridDim.x (2^31 - 1).
         size_t blocks = (n + 2 * (size_t)BLOCK_SIZE - 1) / (2 * (size_t)BLOCK_SIZE);
         // The last pass (one block) writes the answer. Earlier passes write
         // into the scratch buffer that this pass is not reading: in place,

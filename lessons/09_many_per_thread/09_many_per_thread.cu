@@ -1,18 +1,16 @@
 /*
  * Lesson 09: every thread adds many elements before the tree; two passes.
  *
- * What changed since lesson 08: the two-element load becomes a grid-stride
- * loop, and the grid is only as large as the GPU holds at once: SMs x the
- * blocks per SM that the occupancy API reports. Each thread adds hundreds of
- * elements in a register, and the costly tree with its barriers runs once
- * per block instead of once per 512 elements. Pass 1 leaves one partial per
- * block; pass 2 is the same kernel as ONE block over those partials, and it
- * writes the result. Correct for any n, above 2^31 elements too: every index
- * and stride is a size_t.
- *
- * The block size stays lesson 08's compile-time BLOCK_SIZE with its unrolled
- * tree, so that the loop is the only change; the tree now runs so rarely
- * that its form hardly matters any more.
+ * What changed since lesson 08: lesson 06's two loads per thread become a
+ * grid-stride loop. Each round, a thread adds in[i] and in[i + BLOCK_SIZE]
+ * (two independent loads, both on their way before either is added, as in
+ * Harris's kernel 7), then moves on by the size of the whole grid. The grid
+ * is only as large as the GPU holds at once: SMs x the blocks per SM that
+ * the occupancy API reports. Each thread adds a hundred or more elements in
+ * a register, and the tree with its barriers runs once per block instead of
+ * once per 512 elements. Pass 1 leaves one partial per block; pass 2 is the
+ * same kernel as ONE block over those partials. Correct for any n, above
+ * 2^31 elements too: every index and stride is a size_t.
  *
  * The flaw that remains: the tree still passes every sum through shared
  * memory and barriers. Lesson 10 adds inside each warp with register shuffles.
@@ -27,8 +25,6 @@
 #if BLOCK_SIZE < 32 || BLOCK_SIZE > 1024 || (BLOCK_SIZE & (BLOCK_SIZE - 1)) != 0
 #error "BLOCK_SIZE must be a power of two in 32..1024"
 #endif
-// The warp part reads sdata[0..63]: a block of 32 gets 32 more slots.
-#define SMEM_FLOATS (BLOCK_SIZE < 64 ? 64 : BLOCK_SIZE)
 
 // ---- kernel ---------------------------------------------------------------
 
@@ -66,44 +62,41 @@ __device__ float warp_reduce(float *sdata, unsigned int tid)
 }
 
 // Sums into out[blockIdx.x] the elements this block's threads visit: thread
-// t of block b adds in[b*BLOCK_SIZE + t], then every (gridDim.x*BLOCK_SIZE)th
-// element after it, while below n. The grid covers [0, n) exactly once,
-// whatever gridDim.x is; with gridDim.x = 1 one block adds it all.
+// t of block b adds in[b*2*BLOCK_SIZE + t] and the element BLOCK_SIZE after
+// it, then the same pair one grid further on (2*BLOCK_SIZE*gridDim.x), and
+// so on while below n. The grid covers [0, n) exactly once, whatever
+// gridDim.x is; with gridDim.x = 1 one block adds it all.
 __global__ void reduce_kernel(const float *in, size_t n, float *out)
 {
-    __shared__ float sdata[SMEM_FLOATS]; // static: BLOCK_SIZE is a constant
+    // Static: BLOCK_SIZE is a constant. The warp part reads up to sdata[63],
+    // so a block of 32 threads gets 32 more slots.
+    __shared__ float sdata[BLOCK_SIZE < 64 ? 64 : BLOCK_SIZE];
     unsigned int tid = threadIdx.x;
-    // The new part: a grid-stride loop. size_t, not int: the index and the
-    // stride must count past 2^31. In each round the grid's threads read one
-    // contiguous stretch of the array, every warp one coalesced 128-byte line.
-    size_t stride = (size_t)gridDim.x * BLOCK_SIZE;
+    size_t i = (size_t)blockIdx.x * (2 * BLOCK_SIZE) + tid; // size_t: passes 2^32 when n does
+    // The new part: lesson 06's pair of loads, repeated over the array. In
+    // each round the grid reads one contiguous stretch, every warp two
+    // coalesced 128-byte lines. The stride is a size_t product: past 2^31.
+    size_t stride = (size_t)gridDim.x * (2 * BLOCK_SIZE);
     float v = 0.0f;
-    for (size_t i = (size_t)blockIdx.x * BLOCK_SIZE + tid; i < n; i += stride)
+    for (; i < n; i += stride) {
         v += in[i];
+        if (i + BLOCK_SIZE < n) v += in[i + BLOCK_SIZE]; // needs nothing from in[i]: both loads in flight
+    }
     sdata[tid] = v;
     if (BLOCK_SIZE < 64) sdata[tid + 32] = 0.0f; // a 32-thread block: zeros for the warp part
     __syncthreads(); // every slot is written before any thread reads a neighbour's
 
-    // Lesson 08's unrolled tree. Each barrier is reached by every thread of
-    // the block or by none.
-    if (BLOCK_SIZE >= 1024) {
-        if (tid < 512) sdata[tid] += sdata[tid + 512];
-        __syncthreads(); // this step's sums finished before the next step reads them
-    }
-    if (BLOCK_SIZE >= 512) {
-        if (tid < 256) sdata[tid] += sdata[tid + 256];
+    // Lesson 08's tree (the compiler writes its steps out): it now runs once
+    // per block, after hundreds of additions per thread.
+    for (unsigned int s = BLOCK_SIZE / 2; s > 32; s >>= 1) {
+        if (tid < s)
+            sdata[tid] += sdata[tid + s]; // reads [s, 2s), writes [0, s): no overlap
+        // This step's sums are finished before the next step reads them. Every
+        // thread reaches this barrier: the loop bounds are the same for all.
         __syncthreads();
-    }
-    if (BLOCK_SIZE >= 256) {
-        if (tid < 128) sdata[tid] += sdata[tid + 128];
-        __syncthreads();
-    }
-    if (BLOCK_SIZE >= 128) {
-        if (tid < 64) sdata[tid] += sdata[tid + 64];
-        __syncthreads(); // the 64 sums the warp part reads are complete
     }
 
-    // Lesson 07's last six steps: warp 0 finishes alone.
+    // Lesson 07's last six steps: warp 0 finishes alone; warps 1.. leave.
     if (tid < 32) {
         float total = warp_reduce(sdata, tid);
         if (tid == 0) out[blockIdx.x] = total;
@@ -123,8 +116,8 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
         return;
     }
     // A full GPU's worth of blocks, but none that would find no element at
-    // all (small n: n = 1000 gets 4 blocks).
-    size_t wanted = (n + BLOCK_SIZE - 1) / BLOCK_SIZE;
+    // all (small n: n = 1000 gets 2 blocks).
+    size_t wanted = (n + 2 * (size_t)BLOCK_SIZE - 1) / (2 * (size_t)BLOCK_SIZE);
     int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
 
     // Pass 1: one partial per block.
@@ -145,7 +138,7 @@ static const LessonInfo info = {"09_many_per_thread", BLOCK_FIXED, BLOCK_SIZE, "
 // of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
 static int run(Options opt)
 {
-    Input in = make_input(&opt);            // also reads the SM count into g_dev
+    Input in = make_input(&opt); // also reads the SM count into g_dev
     // How many blocks of this kernel fit on one SM at once, given its
     // registers, shared memory and threads. More than SMs x that would only
     // queue behind the first wave; fewer would leave warp slots empty.

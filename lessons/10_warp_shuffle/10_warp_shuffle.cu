@@ -6,12 +6,12 @@
  * reads another lane's register directly, with no shared memory and no
  * barrier. Lane 0 of each warp parks the warp's sum in one shared slot, the
  * block waits once at __syncthreads(), and warp 0 adds those slots with the
- * same shuffles. Passes, grid and BLOCK_SIZE are lesson 09's: two passes,
- * any n, above 2^31 too (size_t indices).
+ * same shuffles (block_sum). The loop, the grid, the two passes and
+ * BLOCK_SIZE are lesson 09's: any n, above 2^31 too (size_t indices).
  *
- * The flaw that remains: the loop loads one float (4 bytes) per thread per
- * round. To keep HBM busy an SM needs many more bytes in flight than that
- * gives; lesson 11 loads 16 bytes at a time, several loads at once.
+ * The flaw that remains: each thread has two 4-byte loads in flight at a
+ * time. To keep HBM busy an SM needs more bytes on their way than that
+ * gives (Little's law, lesson 09's notes); lesson 11 loads 16 bytes at once.
  *
  *     make lesson10 && ./lesson10              # default n = 2^26, BLOCK_SIZE 256
  *     ./lesson10 -n 2^31+5 --check             # above 2^31 (about 8.6 GB of device memory)
@@ -41,33 +41,42 @@ __device__ float warp_sum(float v)
     return v;
 }
 
-// Sums into out[blockIdx.x] the elements this block's threads visit: thread
-// t of block b adds in[b*BLOCK_SIZE + t], then every (gridDim.x*BLOCK_SIZE)th
-// element after it, while below n. The grid covers [0, n) exactly once,
-// whatever gridDim.x is; with gridDim.x = 1 one block adds it all.
-__global__ void reduce_kernel(const float *in, size_t n, float *out)
+// The sum of v over the block, in thread 0. Every thread of the block must
+// call it: all lanes of every warp shuffle, and all reach the barrier.
+__device__ float block_sum(float v)
 {
     __shared__ float warp_sums[WARPS]; // one slot per warp, not one per thread
-    unsigned int tid = threadIdx.x;
-    unsigned int lane = tid % 32, warp = tid / 32;
-    // Lesson 09's grid-stride loop.
-    size_t stride = (size_t)gridDim.x * BLOCK_SIZE;
-    float v = 0.0f;
-    for (size_t i = (size_t)blockIdx.x * BLOCK_SIZE + tid; i < n; i += stride)
-        v += in[i];
-
-    // The new part. Every thread reaches this line, however many rounds its
-    // loop ran, so all 32 lanes of every warp take part in the shuffles.
+    unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     v = warp_sum(v);
     if (lane == 0) warp_sums[warp] = v;
     __syncthreads(); // the one barrier: every warp's slot written before warp 0 reads them
-
-    if (warp == 0) { // the whole of warp 0: its 32 lanes shuffle together
-        v = lane < WARPS ? warp_sums[lane] : 0.0f; // WARPS <= 32 slots; lanes past them add 0
-        v = warp_sum(v);
-        if (lane == 0) out[blockIdx.x] = v;
-    }
+    if (warp == 0) // the whole of warp 0: its 32 lanes shuffle together
+        v = warp_sum(lane < WARPS ? warp_sums[lane] : 0.0f); // lanes past the last warp add 0
     // No second barrier: warp_sums is written once and read once per launch.
+    return v;
+}
+
+// Sums into out[blockIdx.x] the elements this block's threads visit: thread
+// t of block b adds in[b*2*BLOCK_SIZE + t] and the element BLOCK_SIZE after
+// it, then the same pair one grid further on (2*BLOCK_SIZE*gridDim.x), and
+// so on while below n. The grid covers [0, n) exactly once, whatever
+// gridDim.x is; with gridDim.x = 1 one block adds it all.
+__global__ void reduce_kernel(const float *in, size_t n, float *out)
+{
+    unsigned int tid = threadIdx.x;
+    size_t i = (size_t)blockIdx.x * (2 * BLOCK_SIZE) + tid; // size_t: passes 2^32 when n does
+    // Lesson 09's grid-stride loop, two independent loads per round.
+    size_t stride = (size_t)gridDim.x * (2 * BLOCK_SIZE);
+    float v = 0.0f;
+    for (; i < n; i += stride) {
+        v += in[i];
+        if (i + BLOCK_SIZE < n) v += in[i + BLOCK_SIZE]; // needs nothing from in[i]: both loads in flight
+    }
+
+    // The new part. Every thread reaches this line, however many rounds its
+    // loop ran, so all 32 lanes of every warp take part in the shuffles.
+    v = block_sum(v);
+    if (tid == 0) out[blockIdx.x] = v;
 }
 
 // ---- launch ---------------------------------------------------------------
@@ -83,15 +92,16 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
         return;
     }
     // A full GPU's worth of blocks, but none that would find no element at
-    // all (small n: n = 1000 gets 4 blocks).
-    size_t wanted = (n + BLOCK_SIZE - 1) / BLOCK_SIZE;
+    // all (small n: n = 1000 gets 2 blocks).
+    size_t wanted = (n + 2 * (size_t)BLOCK_SIZE - 1) / (2 * (size_t)BLOCK_SIZE);
     int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
 
     // Pass 1: one partial per block.
     reduce_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, g_partials);
     CUDA_CHECK_LAST();
-    // Pass 2: the same kernel as ONE block over the partials; it writes the
-    // result. Same stream: it starts after pass 1 has written every partial.
+    // Pass 2: the same kernel as ONE block; its loop walks the partials (a
+    // few per thread), its block_sum writes the result. Same stream: it
+    // starts only after pass 1 has written every partial.
     reduce_kernel<<<1, BLOCK_SIZE>>>(g_partials, (size_t)blocks, d_out);
     CUDA_CHECK_LAST();
 }
@@ -104,8 +114,10 @@ static const LessonInfo info = {"10_warp_shuffle", BLOCK_FIXED, BLOCK_SIZE, "BLO
 // of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
 static int run(Options opt)
 {
-    Input in = make_input(&opt);            // also reads the SM count into g_dev
-    // Blocks of this kernel that fit on one SM at once (lesson 09).
+    Input in = make_input(&opt); // also reads the SM count into g_dev
+    // How many blocks of this kernel fit on one SM at once, given its
+    // registers, shared memory and threads. More than SMs x that would only
+    // queue behind the first wave; fewer would leave warp slots empty.
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_kernel, BLOCK_SIZE, 0));
     if (per_sm < 1) per_sm = 1;

@@ -1,0 +1,126 @@
+#!/bin/sh
+# The reference runs behind results/: every file README and the notes draw
+# their tables from, for the GPU this runs on (its name is in each file name).
+# Then `make tables` puts them into the markdown. Needs a GPU; the counters need
+# Nsight Compute (ncu), the race logs compute-sanitizer, the listings cuobjdump.
+#
+# usage: sh scripts/reference.sh [PART ...]      (default: every part, in this order)
+#   test       make test; its summary and any failure -> results/test-<gpu>.txt
+#   run        make run at 2^26 -> results/run-<gpu>.csv/.txt
+#   bench      make bench (L2 dirty and clean) -> results/bench-<gpu>[-clean].csv
+#   counters   ncu, one setup for every lesson: ./lessonNN -n 2^24 --check,
+#              --clock-control none -> results/counters-<gpu>.csv
+#   sass       cuobjdump -sass (sm_90) of the lessons whose notes show machine code
+#   race       compute-sanitizer racecheck on lesson 07, as written and with the
+#              classic volatile warp code -> results/racecheck-lesson07*-<gpu>.txt
+#   det        distinct results over 20 runs of one input -> results/determinism-<gpu>.txt
+#   exercises  every solution at 2^26 -> results/exercises-<gpu>.csv
+set -u
+cd "$(dirname "$0")/.." || exit 1
+command -v nvidia-smi >/dev/null && nvidia-smi -L | grep -q '^GPU' || { echo "reference.sh: needs a GPU" >&2; exit 1; }
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
+slug=$(echo "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
+J=$(nproc 2>/dev/null || echo 4)
+B=build/reference
+mkdir -p results "$B"
+parts=${*:-test run bench counters sass race det exercises}
+say() { echo "== reference.sh: $*" >&2; }
+
+METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio,smsp__inst_executed_op_branch.sum,sm__sass_inst_executed_op_shared_ld.sum,sm__sass_inst_executed_op_shared_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,lts__t_requests_op_red.sum,lts__t_requests_op_atom.sum
+
+# ncu's CSV (quoted fields) -> lesson,kernel,launch,metric,unit,value, where
+# launch counts the launches of that kernel in the process (1, 2, ...).
+ncu_rows() { # LABEL < ncu --csv output
+    awk -v L="$1" '/^"[0-9]/ {
+        s = substr($0, 2, length($0) - 2); n = split(s, f, "\",\"")
+        id = f[1]; k = f[5]; sub(/\(.*/, "", k); gsub(/,/, "", k)
+        if (!(id in seen)) { seen[id] = ++cnt[k] }
+        v = f[n]; gsub(/,/, "", v); u = f[n - 1]
+        printf "%s,%s,%d,%s,%s,%s\n", L, k, seen[id], f[n - 2], u, v }'
+}
+
+for part in $parts; do
+    case $part in
+    test)
+        say "make test"
+        make test >"$B/test.log" 2>&1
+        { echo "# make test on $gpu ($(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1) driver, $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/CUDA \1/p'), $J cores)"
+          grep -E '^\[|  FAIL|GPU:|skip ' "$B/test.log"; tail -n 1 "$B/test.log"; } >"results/test-$slug.txt"
+        tail -n 1 "$B/test.log" ;;
+    run)
+        say "make run"
+        make -j"$J" lessons >/dev/null && make run RESULTS=results ;;
+    bench)
+        say "make bench"
+        make bench RESULTS=results ;;
+    counters)
+        command -v ncu >/dev/null || { say "no ncu: counters skipped"; continue; }
+        make -j"$J" lessons >/dev/null
+        out=results/counters-$slug.csv
+        echo "lesson,kernel,launch,metric,unit,value" >"$out"
+        for l in ${COUNTER_LESSONS:-01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17}; do
+            [ -x "./lesson$l" ] || continue
+            say "counters lesson $l"
+            ncu --csv --print-units base --print-kernel-base function --clock-control none --launch-count 40 \
+                --metrics "$METRICS" "./lesson$l" -n 2^24 --check 2>/dev/null | ncu_rows "$l" >>"$out"
+        done
+        # Two builds the notes compare with the lessons as written.
+        make -j"$J" BUILDDIR=$B/volatile EXTRA=-DCLASSIC_VOLATILE=1 lesson07 >/dev/null 2>&1 &&
+            ncu --csv --print-units base --print-kernel-base function --clock-control none --metrics "$METRICS" \
+                "$B/volatile/lesson07" -n 2^24 --check 2>/dev/null | ncu_rows 07-volatile >>"$out"
+        # Lesson 04 with padded shared memory (-DPAD=33: conflict-free) against the
+        # same instructions without the bank change (-DPAD=32): the controlled pair.
+        if grep -q 'PAD' lessons/04_*/04_*.cu; then
+            : >"results/pad-lesson04-$slug.csv"
+            for p in 32 33; do
+                make -j"$J" BUILDDIR=$B/pad$p EXTRA=-DPAD=$p lesson04 >/dev/null 2>&1 || continue
+                ncu --csv --print-units base --print-kernel-base function --clock-control none --metrics "$METRICS" \
+                    "$B/pad$p/lesson04" -n 2^24 --check 2>/dev/null | ncu_rows 04p$p >>"$out"
+                if [ $p = 32 ]; then h=--csv-header; else h=; fi
+                "$B/pad$p/lesson04" -n 2^26 $h --csv >>"results/pad-lesson04-$slug.csv"
+            done
+            ./lesson04 -n 2^26 --csv >>"results/pad-lesson04-$slug.csv"
+        fi
+        echo "$(($(wc -l <"$out") - 1)) counter values in $out" ;;
+    sass)
+        command -v cuobjdump >/dev/null || { say "no cuobjdump: listings skipped"; continue; }
+        make -j"$J" BUILDDIR=$B/sm90 ARCH=90 lesson01 lesson02 lesson03 lesson04 lesson05 lesson06 lesson07 lesson08 lesson09 lesson10 lesson11 >/dev/null 2>&1
+        make -j"$J" BUILDDIR=$B/sm90v ARCH=90 EXTRA=-DCLASSIC_VOLATILE=1 lesson07 >/dev/null 2>&1
+        for b in $B/sm90/lesson0[1-9] $B/sm90/lesson1[01] $B/sm90v/lesson07; do
+            [ -x "$b" ] || continue
+            name=$(basename "$b"); case $b in *sm90v*) name=$name-volatile ;; esac
+            # the lesson's kernels only (not the harness's), without the encodings
+            cuobjdump -sass "$b" | grep -v '^ *\/\* 0x' | sed 's/ *\/\* 0x[0-9a-f]* \*\/ *$//' |
+                awk '/Function : / { keep = ($0 !~ /harness/) } keep' >"results/sass-$name-sm_90.txt"
+        done
+        ls results/sass-*-sm_90.txt ;;
+    race)
+        CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+        [ -x "$CS" ] || { say "no compute-sanitizer: race logs skipped"; continue; }
+        make -j"$J" lesson07 >/dev/null && make -j"$J" BUILDDIR=$B/volatile EXTRA=-DCLASSIC_VOLATILE=1 lesson07 >/dev/null
+        "$CS" --tool racecheck --racecheck-report all ./lesson07 -n 4099 --check >"results/racecheck-lesson07-$slug.txt" 2>&1
+        "$CS" --tool racecheck --racecheck-report all --print-limit 8 "$B/volatile/lesson07" -n 4099 --check \
+            >"results/racecheck-lesson07-volatile-$slug.txt" 2>&1
+        tail -n 2 results/racecheck-lesson07*-"$slug".txt ;;
+    det)
+        make -j"$J" lessons >/dev/null
+        out=results/determinism-$slug.txt
+        echo "# distinct results over 20 runs of one input: -n 2^24+7 -d uniform -s 3 --check ($gpu)" >"$out"
+        for l in 02 12 13 15; do
+            [ -x "./lesson$l" ] || continue
+            for i in $(seq 20); do "./lesson$l" -n 2^24+7 -d uniform -s 3 --check --csv; done 2>/dev/null |
+                awk -F, -v l="$l" '/^[0-9][0-9]_/ && $15 == "PASS" { runs[$2]++; if (!(($2, $12) in seen)) { seen[$2, $12] = 1; d[$2]++ } ; if (!($2 in o)) o[$2] = ++no; v[o[$2]] = $2 }
+                    END { for (i = 1; i <= no; i++) printf "%s %-12s %d runs, %d distinct results\n", l, v[i], runs[v[i]], d[v[i]] }' >>"$out"
+        done
+        echo >>"$out"; cat "$out" ;;
+    exercises)
+        make -j"$J" solutions >/dev/null
+        out=results/exercises-$slug.csv
+        first=1
+        for s in ./solution[0-9][0-9]; do
+            if [ $first = 1 ]; then "$s" -n 2^26 --csv-header --csv; first=0; else "$s" -n 2^26 --csv; fi
+        done 2>/dev/null | grep -E '^(lesson,|[0-9][0-9]_)' >"$out"
+        echo "$(($(wc -l <"$out") - 1)) rows in $out" ;;
+    *) echo "reference.sh: unknown part '$part' (test run bench counters sass race det exercises)" >&2; exit 2 ;;
+    esac
+done
