@@ -3,44 +3,108 @@
 # Every lesson, exercise and solution is found by its file name (never listed
 # here): lessons/NN_name/NN_name.cu -> ./lessonNN, exercises/NN_name.cu ->
 # ./exerciseNN, solutions/NN_name.cu -> ./solutionNN.
+# The recipes and scripts/ use POSIX sh only (Debian's and Ubuntu's /bin/sh is dash).
 
-NVCC     ?= nvcc
-# Compute capability to build for: the GPU's own (read from nvidia-smi),
-# 90 when there is none; override with e.g. `make ARCH=80` or ARCH="75 90".
-ARCH     ?= $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '. ')
+NVCC      ?= nvcc
+# GPU architecture(s) to build for: the GPU's own (read from nvidia-smi), 90
+# when there is none. Any of: native, sm_90, 9.0, 90, or a list: ARCH="75 90".
+ARCH      ?=
+N         ?= 2^26
+L         ?=
+E         ?=
+DEBUG     ?= 0
+WERROR    ?= 0
+BUILDDIR  ?= .
+# Where make run / make bench write: runs/ (yours, git-ignored); results/ holds
+# the reference runs and is written only when asked: make run RESULTS=results
+RESULTS   ?= runs
+# A newer CUB/Thrust (CCCL) for sources marked `// uses: cccl` (lesson 14):
+# CCCL_HOME=DIR, where DIR/include/cub/cub.cuh exists. Empty: the toolkit's own.
+CCCL_HOME ?=
+
+# Goals that compile nothing themselves check no compiler (make help works anywhere).
+NOBUILD_GOALS := help diff profile check plot tables clean test
+BUILD_GOALS   := $(filter-out $(NOBUILD_GOALS),$(or $(MAKECMDGOALS),all))
+
+# ---- the compiler and the architecture --------------------------------------
+NVCC_PATH := $(shell command -v $(NVCC) 2>/dev/null)
+NVSMI     := $(shell command -v nvidia-smi 2>/dev/null)
+GPU_CCS    = $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d '. ' | sort -un)
+ARCH_FROM := given
 ifeq ($(strip $(ARCH)),)
-override ARCH := 90
+ARCH_IN := $(GPU_CCS)
+ARCH_FROM := gpu
+ifeq ($(strip $(ARCH_IN)),)
+ARCH_IN := 90
+ARCH_FROM := default
 endif
-N        ?= 2^26
-L        ?=
-DEBUG    ?= 0
-WERROR   ?= 0
-BUILDDIR ?= .
+else ifneq ($(filter native,$(ARCH)),)
+ARCH_GPU := $(GPU_CCS)
+ARCH_IN := $(patsubst native,$(ARCH_GPU),$(ARCH))
+ARCH_NATIVE_FAILED := $(if $(strip $(ARCH_GPU)),,yes)
+else
+ARCH_IN := $(ARCH)
+endif
+# sm_90, compute_90, 9.0, 90 -> 90 (90a stays 90a); anything else -> !word
+ARCH_NORM := $(shell for a in $(ARCH_IN); do w=$$(echo "$$a" | sed 's/^sm_//; s/^compute_//; s/\.//g'); \
+               case $$w in ([1-9][0-9] | [1-9][0-9][0-9] | [1-9][0-9]a | [1-9][0-9][0-9]a) echo "$$w" ;; (*) echo "!$$a" ;; esac; done)
+ARCH_BAD  := $(patsubst !%,%,$(filter !%,$(ARCH_NORM)))
+override ARCH := $(filter-out !%,$(ARCH_NORM))
 
+ifneq ($(BUILD_GOALS),)
+ifeq ($(NVCC_PATH),)
+$(error nvcc not found (NVCC=$(NVCC)): the lessons need the CUDA toolkit 12.4 or newer; put its bin/ on PATH (e.g. /usr/local/cuda/bin) or give NVCC=/path/to/nvcc)
+endif
+NVCC_VERSION := $(shell $(NVCC) --version 2>/dev/null | sed -n 's/.*release \([0-9][0-9]*\.[0-9][0-9]*\).*/\1/p' | head -n 1)
+NVCC_NEW_ENOUGH := $(shell v="$(NVCC_VERSION)"; [ -n "$$v" ] && { [ "$${v%%.*}" -gt 12 ] || { [ "$${v%%.*}" -eq 12 ] && [ "$$(echo "$$v" | cut -d. -f2)" -ge 4 ]; }; } && echo yes)
+ifeq ($(NVCC_VERSION),)
+$(warning $(NVCC_PATH) printed no version that could be read; the lessons need CUDA 12.4 or newer)
+else ifneq ($(NVCC_NEW_ENOUGH),yes)
+$(error found CUDA $(NVCC_VERSION) ($(NVCC_PATH)); the lessons need CUDA 12.4 or newer)
+endif
+ifeq ($(ARCH_NATIVE_FAILED),yes)
+$(error ARCH=native: no GPU to read the architecture from ($(if $(NVSMI),nvidia-smi lists none,nvidia-smi not found)); name it instead, e.g. ARCH=90)
+endif
+ifneq ($(ARCH_BAD),)
+$(error ARCH=$(ARCH_BAD) is not a GPU architecture: use native, sm_90, 9.0 or 90, or a list such as ARCH="75 90")
+endif
+ifeq ($(ARCH_FROM)$(MAKELEVEL),default0)
+$(info note: $(if $(NVSMI),nvidia-smi lists no GPU,no nvidia-smi on this machine), so this builds for sm_90 (H100, H200); choose with ARCH=80, ARCH="75 90" or ARCH=native)
+endif
+endif
+
+# ---- libraries --------------------------------------------------------------
 # NCCL (lesson 18): found beside CUDA, in the system, or at NCCL_HOME.
-CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC_PATH))
 NCCL_HOME ?= $(firstword $(foreach d,$(CUDA_HOME) /usr /usr/local,$(if $(wildcard $(d)/include/nccl.h),$(d))))
 # (no -I/-L for places the compiler searches anyway: an explicit -I/usr/include breaks C++ headers)
 NCCL_FLAGS := $(if $(filter-out /usr /usr/local $(CUDA_HOME),$(NCCL_HOME)),-I$(NCCL_HOME)/include -L$(NCCL_HOME)/lib64 -L$(NCCL_HOME)/lib)
+# A newer CCCL goes first on the include path, so that its CUB wins over the toolkit's.
+CCCL_FOUND := $(if $(strip $(CCCL_HOME)),$(wildcard $(CCCL_HOME)/include/cub/cub.cuh))
+cccl_flags  = $(if $(CCCL_FOUND),$(if $(shell grep -l '// uses: cccl' $(1) 2>/dev/null),-I$(CCCL_HOME)/include -DREDUCE_HAVE_CCCL_HOME=1))
+CUOBJDUMP  ?= $(or $(shell command -v cuobjdump 2>/dev/null),$(wildcard $(CUDA_HOME)/bin/cuobjdump))
 
+# ---- flags ------------------------------------------------------------------
 LAST_ARCH := $(lastword $(ARCH))
 # Machine code for every ARCH, plus PTX for the last one (the ptx test tier reads it).
 GENCODE  := $(foreach a,$(ARCH),-gencode arch=compute_$(a),code=sm_$(a)) \
             -gencode arch=compute_$(LAST_ARCH),code=compute_$(LAST_ARCH)
-NVFLAGS  := -std=c++17 -Icommon $(GENCODE) -Xcompiler -Wall,-Wextra
+BASEFLAGS := -std=c++17 -Icommon -Xcompiler -Wall,-Wextra
 ifeq ($(DEBUG),1)
-NVFLAGS  += -G -O0
+BASEFLAGS += -G -O0
 else
-NVFLAGS  += -O3 -lineinfo
+BASEFLAGS += -O3 -lineinfo
 endif
 ifeq ($(WERROR),1)
-NVFLAGS  += -Werror all-warnings
+BASEFLAGS += -Werror all-warnings
 endif
-NVFLAGS  += $(EXTRA)
+BASEFLAGS += $(EXTRA)
+NVFLAGS  := $(BASEFLAGS) $(GENCODE)
 
 LESSON_SRCS   := $(sort $(wildcard lessons/[0-9][0-9]_*/[0-9][0-9]_*.cu))
 EXERCISE_SRCS := $(sort $(wildcard exercises/[0-9][0-9]_*.cu))
 SOLUTION_SRCS := $(sort $(wildcard solutions/[0-9][0-9]_*.cu))
+HEADERS       := $(wildcard common/*.h)
 
 num   = $(firstword $(subst _, ,$(notdir $(1))))
 out   = $(if $(filter .,$(BUILDDIR)),$(1),$(BUILDDIR)/$(1))
@@ -51,58 +115,82 @@ LESSONS   := $(foreach s,$(LESSON_SRCS),lesson$(call num,$(s)))
 EXERCISES := $(foreach s,$(EXERCISE_SRCS),exercise$(call num,$(s)))
 SOLUTIONS := $(foreach s,$(SOLUTION_SRCS),solution$(call num,$(s)))
 BINARIES  := $(LESSONS) $(EXERCISES) $(SOLUTIONS)
+LISTINGS  := $(foreach b,$(BINARIES),$(b).ptx $(b).sass)
 
-.PHONY: all lessons exercises solutions run bench plot profile diff test clean help $(if $(filter .,$(BUILDDIR)),,$(BINARIES))
+.PHONY: all lessons exercises solutions run bench plot profile diff check tables test clean help \
+        $(if $(filter .,$(BUILDDIR)),,$(BINARIES) $(LISTINGS))
 
 all: $(foreach b,$(BINARIES),$(call out,$(b)))
 lessons:   $(foreach b,$(LESSONS),$(call out,$(b)))
 exercises: $(foreach b,$(EXERCISES),$(call out,$(b)))
 solutions: $(foreach b,$(SOLUTIONS),$(call out,$(b)))
 
-# One rule per binary. A source that links NCCL is skipped, with a message,
-# when NCCL is not installed: the rest of the build goes on.
+# One rule per binary, and its PTX and SASS listings. A source that links NCCL
+# is skipped, with a message, when NCCL is not installed: the rest goes on.
 define binary_rule
-$(call out,$(1)): $(2) common/harness.h
+$(call out,$(1)): $(2) $(HEADERS)
 ifneq ($(and $(findstring -lnccl,$(call links,$(2))),$(if $(NCCL_HOME),,none)),)
 	@echo "$(1): skipped: NCCL not found (install it or set NCCL_HOME)"
 else
 	@mkdir -p $$(@D)
-	$$(NVCC) $$(NVFLAGS) $(if $(findstring -lnccl,$(call links,$(2))),$$(NCCL_FLAGS)) -o $$@ $(2) $(call links,$(2))
+	$$(NVCC) $(call cccl_flags,$(2)) $$(NVFLAGS) $(if $(findstring -lnccl,$(call links,$(2))),$$(NCCL_FLAGS)) -o $$@ $(2) $(call links,$(2))
 endif
+$(call out,$(1)).ptx: $(2) $(HEADERS)
+	@mkdir -p $$(@D)
+	$$(NVCC) $(call cccl_flags,$(2)) $$(BASEFLAGS) $(if $(findstring -lnccl,$(call links,$(2))),$$(NCCL_FLAGS)) -arch=sm_$$(LAST_ARCH) -ptx -o $$@ $(2)
+	@echo "wrote $$@ (PTX for sm_$$(LAST_ARCH))"
+$(call out,$(1)).sass: $(call out,$(1))
+	@test -n "$$(CUOBJDUMP)" || { echo "cuobjdump not found: it comes with the CUDA toolkit, in the bin/ folder beside nvcc (package cuda-cuobjdump)" >&2; exit 2; }
+	@test -x $$< || { echo "$(1) was not built, so there is no SASS to show" >&2; exit 1; }
+	$$(CUOBJDUMP) -sass $$< >$$@.tmp && mv $$@.tmp $$@
+	@echo "wrote $$@ (machine code for $(ARCH:%=sm_%))"
 ifneq ($(BUILDDIR),.)
 $(1): $(call out,$(1))
+$(1).ptx: $(call out,$(1)).ptx
+$(1).sass: $(call out,$(1)).sass
 endif
 endef
 $(foreach s,$(LESSON_SRCS),$(eval $(call binary_rule,lesson$(call num,$(s)),$(s))))
 $(foreach s,$(EXERCISE_SRCS),$(eval $(call binary_rule,exercise$(call num,$(s)),$(s))))
 $(foreach s,$(SOLUTION_SRCS),$(eval $(call binary_rule,solution$(call num,$(s)),$(s))))
 
-# Every lesson in order at one n; prints the staircase, writes results/run-<gpu>.csv.
+# ---- running ----------------------------------------------------------------
+# Every lesson in order (lesson 01 at its own, smaller default n; the others at
+# N): the staircase, in $(RESULTS)/run-<gpu>.csv and .txt.
 run: lessons
-	@NCCL_NVLS_ENABLE=0 sh scripts/run.sh "$(N)" $(LESSONS)
+	@NCCL_NVLS_ENABLE=0 BIN="$(BUILDDIR)" OUT="$(RESULTS)" sh scripts/run.sh "$(N)" $(LESSONS)
 
-# Size sweep 2^10..2^30 of lessons 09-14; results/bench-<gpu>.csv and an SVG.
+# Size sweep 2^10..2^30 of lessons 09-14, L2 flushed both ways (dirty, clean):
+# $(RESULTS)/bench-<gpu>.csv and bench-<gpu>-clean.csv, and their charts.
 bench: lessons
-	@sh scripts/bench.sh $(filter lesson09 lesson1%,$(filter-out lesson15 lesson16 lesson17 lesson18,$(LESSONS)))
+	@BIN="$(BUILDDIR)" OUT="$(RESULTS)" sh scripts/bench.sh $(filter lesson09 lesson1%,$(filter-out lesson15 lesson16 lesson17 lesson18,$(LESSONS)))
 
-# SVG charts from the CSVs in results/ (POSIX sh and awk only).
+# SVG charts of the CSVs in results/ and runs/ (POSIX sh and awk only).
 plot:
-	@sh scripts/plot.sh
+	@sh scripts/plot.sh results runs
 
-# The few Nsight Compute counters the notes quote, for one lesson: make profile L=04
-PROFILE_METRICS := gpu__time_duration.sum,dram__bytes_read.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__thread_inst_executed_per_inst_executed.ratio,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__inst_executed.sum
+# The Nsight Compute counters the notes quote, every kernel of the process,
+# for one lesson: make profile L=04 (runs ./lesson04 -n 2^24 --check; N=... overrides).
+PROFILE_METRICS := gpu__time_duration.sum,dram__bytes_read.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio,smsp__inst_executed_op_branch.sum,sm__sass_inst_executed_op_shared_ld.sum,sm__sass_inst_executed_op_shared_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,lts__t_requests_op_red.sum,lts__t_requests_op_atom.sum
+PROFILE_N := $(if $(filter file default undefined,$(origin N)),,$(N))
+# (named through MAKE_CMD, not MAKE: make -n must not run ncu)
+MAKE_CMD = $(MAKE)
 profile:
-	@test -n "$(L)" || { echo "usage: make profile L=NN (e.g. L=04)"; exit 2; }
-	@$(MAKE) --no-print-directory lesson$(L)
-	ncu --clock-control none --kernel-name regex:'[Rr]educe|[Kk]ernel' --metrics $(PROFILE_METRICS) ./lesson$(L) -n $(N) --check
+	@METRICS="$(PROFILE_METRICS)" BIN="$(BUILDDIR)" MAKE="$(MAKE_CMD)" sh scripts/profile.sh "$(L)" "$(PROFILE_N)"
 
 # What changed from lesson NN-1 to lesson NN: make diff L=05
 diff:
-	@test -n "$(L)" || { echo "usage: make diff L=NN (e.g. L=05)"; exit 2; }
-	@prev=$$(printf %02d $$((10#$(L) - 1))); \
-	 a=$$(ls lessons/$${prev}_*/$${prev}_*.cu 2>/dev/null); b=$$(ls lessons/$(L)_*/$(L)_*.cu 2>/dev/null); \
-	 test -n "$$a" -a -n "$$b" || { echo "no lessons $$prev and $(L)"; exit 2; }; \
-	 diff -u "$$a" "$$b"; true
+	@sh scripts/diff.sh "$(L)"
+
+# Your exercise through the whole test matrix: make check E=04
+check:
+	@e=$$(. scripts/common.sh; lesson_num E "$(E)") || { echo "usage: make check E=NN (e.g. make check E=04)" >&2; exit 2; }; \
+	 ls exercises/$${e}_*.cu >/dev/null 2>&1 || { echo "there is no exercise $$e (ls exercises/)" >&2; exit 2; }; \
+	 BUILDDIR="$(BUILDDIR)" bash tests/check_exercise.sh $$e
+
+# The measured tables in README.md and the notes, regenerated from results/.
+tables:
+	@sh scripts/tables.sh
 
 # The five tiers of tests (host, build, ptx, exercises, gpu); the gpu tier is
 # skipped, and says so, on a machine without a GPU.
@@ -110,18 +198,39 @@ test:
 	@bash tests/run_tests.sh
 
 clean:
-	rm -f $(BINARIES)
+	rm -f $(BINARIES) $(LISTINGS)
 	rm -rf build
 
 help:
-	@echo "make                  build every lesson, exercise and solution (ARCH=$(ARCH))"
-	@echo "make lessonNN         build one lesson, then ./lessonNN -h for its options"
-	@echo "make exerciseNN       build your attempt at an exercise (solutionNN: the answer)"
-	@echo "make run [N=2^26]     run every lesson in order: the staircase, results/run-<gpu>.csv"
-	@echo "make bench            size sweep 2^10..2^30 of lessons 09-14 and the libraries"
-	@echo "make plot             SVG charts of the CSVs in results/"
-	@echo "make profile L=NN     Nsight Compute counters for lesson NN"
-	@echo "make diff L=NN        what changed from lesson NN-1 to NN"
-	@echo "make test             all test tiers (the gpu tier needs a GPU)"
-	@echo "make clean            remove binaries and build/"
-	@echo "options: ARCH=90 (or \"75 90\"), DEBUG=1 (-G), WERROR=1, N=..., NVCC=..., NCCL_HOME=..."
+	@echo "Build (binaries land here, or in BUILDDIR):"
+	@echo "  make                 every lesson, exercise and solution"
+	@echo "  make lessonNN        one lesson, then ./lessonNN -h for its options (lessons: $(LESSONS:lesson%=%))"
+	@echo "  make exerciseNN      your attempt at an exercise (exercises: $(EXERCISES:exercise%=%))"
+	@echo "  make solutionNN      the reference answer to exercise NN"
+	@echo "  make lessons | exercises | solutions   all of one kind"
+	@echo "  make lessonNN.ptx    the PTX of a lesson (also exerciseNN.ptx, solutionNN.ptx)"
+	@echo "  make lessonNN.sass   its machine code, by cuobjdump -sass"
+	@echo "Run and measure (needs a GPU):"
+	@echo "  make run [N=2^26]    every lesson in order: the staircase (lesson 01 runs at its own smaller n)"
+	@echo "                       -> $(RESULTS)/run-<gpu>.csv and .txt"
+	@echo "  make bench           size sweep 2^10..2^30 of lessons 09-14 and the libraries, L2 flushed dirty"
+	@echo "                       and clean -> $(RESULTS)/bench-<gpu>.csv, bench-<gpu>-clean.csv (LO=20 HI=24 narrow it)"
+	@echo "  make plot            SVG charts of results/ (the reference GPUs) and runs/ (yours, beside them)"
+	@echo "  make profile L=NN    Nsight Compute counters of lesson NN (./lessonNN -n 2^24 --check; N=... overrides)"
+	@echo "  make diff L=NN       what changed from lesson NN-1 to NN"
+	@echo "Learn and check:"
+	@echo "  make check E=NN      your exercise NN through the full test matrix; prints the smallest failing case"
+	@echo "  make test            all test tiers (host, build, ptx, exercises, gpu); the gpu tier needs a GPU"
+	@echo "  make tables          regenerate the measured tables in README.md and the notes from results/"
+	@echo "  make clean           remove binaries, listings and build/"
+	@echo "Variables:"
+	@echo "  ARCH=90              GPU architecture: native, sm_90, 9.0, 90, or a list \"75 90\" (now: $(ARCH))"
+	@echo "  N=2^26               elements for make run (1e6, 2^20+3 and 1048576 are all understood)"
+	@echo "  DEBUG=1              device debug build (-G -O0);  WERROR=1  warnings are errors"
+	@echo "  EXTRA='-DFOO=1'      more nvcc flags;  NVCC=/path/to/nvcc  another compiler"
+	@echo "  BUILDDIR=build/x     build there instead of here (make lesson04 BUILDDIR=build/x)"
+	@echo "  RESULTS=results      where run/bench write (default runs/, git-ignored; results/ is the reference)"
+	@echo "  NCCL_HOME=DIR        NCCL for lesson 18 (found beside CUDA or in /usr by default)"
+	@echo "  CCCL_HOME=DIR        a newer CUB for lesson 14: DIR/include/cub/cub.cuh (default: the toolkit's)"
+	@echo "  TIERS=\"host build\"   run only these tiers of make test (host build ptx exercises gpu)"
+	@echo "  GPU_PARTS=matrix     only these parts of the gpu tier (matrix big det san)"

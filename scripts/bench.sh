@@ -1,35 +1,87 @@
 #!/bin/sh
 # make bench: size sweep n = 2^10 .. 2^30 (every 2x) of the given lessons
 # (09-14: the fast kernels and, in 14, the libraries), one CSV line per
-# variant and size; then the chart. usage: scripts/bench.sh lesson09 ...
-# LO and HI (exponents) narrow the sweep: make bench LO=20 HI=24
+# variant and size, with L2 flushed two ways between repetitions:
+#   dirty  the harness writes a 2 x L2 buffer (L2 left full of dirty lines)
+#   clean  it reads a 2 x L2 buffer that nothing writes (L2 left clean)
+# then the table and the charts. usage: sh scripts/bench.sh lesson09 ...
+# Environment: LO and HI (exponents) narrow the sweep (make bench LO=20 HI=24);
+# BIN (folder of the binaries, default .), OUT (default runs).
+# Writes OUT/bench-<gpu>.csv (dirty) and OUT/bench-<gpu>-clean.csv.
+. "$(dirname "$0")/common.sh"
+
+[ $# -ge 1 ] || { echo "usage: sh scripts/bench.sh lesson09 lesson10 ..." >&2; exit 2; }
 lo=${LO:-10}
 hi=${HI:-30}
-mkdir -p results
-tmp=${TMPDIR:-/tmp}/reduce-bench.$$
-: >"$tmp"
-status=0
-e=$lo
-while [ "$e" -le "$hi" ]; do
-    for b in "$@"; do
-        [ -x "./$b" ] || continue
-        ./"$b" -n "2^$e" --csv >"$tmp.out" 2>"$tmp.err" || { echo "$b -n 2^$e: exit $?: $(tail -n 1 "$tmp.err")"; status=1; }
-        grep -E '^[0-9][0-9]_[^,]*,([^,]*,){13}[^,]*$' "$tmp.out" >>"$tmp"
+BIN=${BIN:-.}
+OUT=${OUT:-runs}
+case "$lo$hi" in *[!0-9]*) echo "LO=$lo HI=$hi: give exponents, e.g. LO=20 HI=24" >&2; exit 2 ;; esac
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/reduce-bench.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+first=""
+for b in "$@"; do [ -x "$BIN/$b" ] && { first=$b; break; }; done
+[ -n "$first" ] || { echo "make bench: no lesson is built in $BIN" >&2; exit 1; }
+preflight "$BIN/$first" "make bench" || exit 1
+
+# Binaries without the --flush option can only do the dirty flush.
+if "$BIN/$first" -h 2>&1 | grep -q -- '--flush'; then modes="dirty clean"; else modes="dirty"; fi
+
+: >"$tmp/failures"
+for mode in $modes; do
+    : >"$tmp/$mode"
+    flag=""
+    [ "$modes" = dirty ] || flag="--flush $mode"
+    e=$lo
+    while [ "$e" -le "$hi" ]; do
+        for b in "$@"; do
+            [ -x "$BIN/$b" ] || continue
+            # shellcheck disable=SC2086
+            "$BIN/$b" -n "2^$e" $flag --csv >"$tmp/out" 2>"$tmp/err"
+            rc=$?
+            [ $rc -eq 0 ] && grep -q '^SKIP' "$tmp/out" && continue
+            grep -E "$RESULT_RE" "$tmp/out" >"$tmp/rows"
+            cat "$tmp/rows" >>"$tmp/$mode"
+            why=""
+            [ $rc -eq 0 ] || why="exit $rc"
+            bad=$(awk -F, '$15 != "PASS" { printf "%s%s", sep, $2; sep = " " }' "$tmp/rows")
+            [ -z "$bad" ] || why="${why:+$why, }FAIL: $bad"
+            [ -s "$tmp/rows" ] || why="${why:+$why, }no result lines"
+            if [ -n "$why" ]; then
+                echo "$b -n 2^$e ($mode flush): FAILED ($why) $(grep -v '^ *$' "$tmp/err" | tail -n 1)"
+                echo "$b 2^$e/$mode" >>"$tmp/failures"
+            fi
+        done
+        echo "n = 2^$e done ($mode flush)" >&2
+        e=$((e + 1))
     done
-    echo "n = 2^$e done" >&2
-    e=$((e + 1))
 done
-[ -s "$tmp" ] || { echo "no results"; rm -f "$tmp"*; exit 1; }
-gpu=$(head -n 1 "$tmp" | cut -d, -f3)
-slug=$(echo "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
-csv=results/bench-$slug.csv
-{ echo "lesson,variant,gpu,n,bytes,reps,median_us,min_us,max_us,gbps,pct_peak,result,expected,abs_err,status"; cat "$tmp"; } >"$csv"
-rm -f "$tmp" "$tmp.out" "$tmp.err"
-# The table: GB/s of each variant (columns) at each n (rows).
-awk -F, 'NR > 1 { k = $1 ":" $2; if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
-                  if (!($4 in seenn)) { seenn[$4] = 1; ns[++nn] = $4 }; g[$4, k] = $10 }
-END { printf "%-12s", "n"; for (j = 1; j <= nk; j++) { split(keys[j], p, ":"); printf " %12s", substr(p[1], 1, 2) "_" p[2] } ; print ""
-      for (i = 1; i <= nn; i++) { printf "%-12s", ns[i]; for (j = 1; j <= nk; j++) printf " %12s", ((ns[i], keys[j]) in g) ? g[ns[i], keys[j]] : "-"; print "" } }' "$csv"
-echo "GB/s by n; wrote $csv"
-sh scripts/plot.sh
-exit $status
+[ -s "$tmp/dirty" ] || { echo "make bench: no lesson printed a result line"; exit 1; }
+gpu=$(head -n 1 "$tmp/dirty" | cut -d, -f3)
+mkdir -p "$OUT" || exit 1
+csv=$OUT/bench-$(gpu_slug "$gpu").csv
+{ echo "$HEADER"; cat "$tmp/dirty"; } >"$csv"
+wrote=$csv
+if [ -s "$tmp/clean" ]; then
+    { echo "$HEADER"; cat "$tmp/clean"; } >"$OUT/bench-$(gpu_slug "$gpu")-clean.csv"
+    wrote="$wrote and $OUT/bench-$(gpu_slug "$gpu")-clean.csv"
+fi
+
+# The table: median microseconds of each variant (columns) at each n (rows).
+awk -F, 'NR > 1 && $6 > 0 { k = substr($1, 1, 2) "_" $2; if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
+                  if (!($4 in seenn)) { seenn[$4] = 1; ns[++nn] = $4 }; t[$4, k] = $7 ($15 == "PASS" ? "" : "!") }
+END { printf "%-11s", "n"; for (j = 1; j <= nk; j++) printf " %14s", keys[j]; print ""
+      for (i = 1; i <= nn; i++) { printf "%-11s", ns[i]; for (j = 1; j <= nk; j++) printf " %14s", ((ns[i], keys[j]) in t) ? t[ns[i], keys[j]] : "-"; print "" } }' "$csv"
+echo "median us by n, L2 flushed dirty (! marks a failed check); wrote $wrote"
+[ "$modes" = dirty ] && echo "(these binaries have no --flush option: the clean-flush sweep was left out)"
+sh "$(dirname "$0")/plot.sh" "$OUT"
+nfail=$(cut -d' ' -f1 "$tmp/failures" | sort -u | wc -l | tr -d ' ')
+if [ "$nfail" -eq 0 ]; then
+    echo "all lessons passed"
+else
+    echo "$nfail lesson$([ "$nfail" -eq 1 ] || echo s) failed: $(sort "$tmp/failures" | awk '$1 != b { if (b != "") printf "%s (%s) ", b, w; b = $1; w = "" }
+        { w = w (w == "" ? "" : ", ") $2 } END { printf "%s (%s)", b, w }')"
+fi
+[ "$nfail" -eq 0 ]

@@ -1,57 +1,122 @@
 #!/bin/sh
-# make run: every lesson in order at one n, then the staircase.
-# usage: scripts/run.sh N lesson01 lesson02 ...
-# Writes results/run-<gpu>.csv (every line) and results/run-<gpu>.txt (the table).
-# scripts/run.sh --table results/run-<gpu>.csv prints the table of an earlier run.
+# make run: every lesson in order, then the staircase.
+# usage: sh scripts/run.sh N lesson01 lesson02 ...
+#   Lesson 01 (one GPU thread) runs at its own default n, which is smaller;
+#   every other lesson at N. The staircase compares time per element.
+#   Environment: BIN (folder of the binaries, default .), OUT (default runs).
+#   Writes OUT/run-<gpu>.csv (every line) and OUT/run-<gpu>.txt (the table).
+# sh scripts/run.sh --table FILE.csv [DATE] prints the table of an earlier run.
+. "$(dirname "$0")/common.sh"
+
+# Lessons that run at their own default n instead of N.
+OWN_N=" lesson01 "
+# The staircase: lessons up to here get "x prev" and "x 01"; later ones are
+# libraries and other operations, which the table lists without speedups.
+STAIR_LAST=13
+
 table() {
-    awk -F, -v gpu="$2" -v date="$3" -f - "$1" <<'AWK'
-NR == 1 { next }
-{ rows[NR] = $0; l = substr($1, 1, 2); lesson[NR] = l
-  if ($6 > 0 && (!(l in best) || $7 < best[l])) best[l] = $7
-  if (!(l in first_n)) first_n[l] = $4 }
-END {
-  printf "Staircase on %s, %s (n = %s elements per sum)\n\n", gpu, date, first_n["01"] ? first_n["01"] : "?"
-  printf "%-28s %-16s %12s %10s %7s %8s %8s  %s\n", "lesson", "variant", "median us", "GB/s", "% peak", "x prev", "x 01", "check"
-  base = best["01"]
-  for (i = 2; i <= NR; i++) {
-    split(rows[i], f, ","); l = lesson[i]
-    if (l != cur) { prevbest = (cur != "" && cur in best) ? best[cur] : ""; cur = l }
-    if (f[6] == 0) { printf "%-28s %-16s %12s %10s %7s %8s %8s  %s\n", f[1], f[2], "(check)", "-", "-", "-", "-", f[15]; continue }
-    same_n = f[4] == first_n["01"]
-    sp = (prevbest != "" && same_n) ? sprintf("%.2fx", prevbest / f[7]) : "-"
-    s1 = (base != "" && same_n) ? sprintf("%.0fx", base / f[7]) : "-"
-    printf "%-28s %-16s %12.1f %10.1f %6.1f%% %8s %8s  %s\n", f[1], f[2], f[7], f[10], f[11], sp, s1, f[15]
-  }
+    awk -F, -v gpu="$2" -v date="$3" -v last="$STAIR_LAST" -v sfile="$(dirname "$0")/staircase.txt" '
+    function ok_row(i) { return f6[i] > 0 && f4[i] > 0 && f15[i] == "PASS" }
+    function is_step(l) { return (l in step) || !(l in nostep) && l + 0 <= last }
+    BEGIN {
+      # scripts/staircase.txt: lesson, the variant it shows, whether it is a step (yes/no)
+      while ((getline line < sfile) > 0) {
+        if (line ~ /^#/ || split(line, w, "\t") < 3) continue
+        show[w[1]] = w[2]; if (w[3] == "yes") step[w[1]] = 1; else nostep[w[1]] = 1
+      }
+    }
+    NR == 1 { next }
+    { k++; row[k] = $0; les[k] = substr($1, 1, 2); f4[k] = $4; f6[k] = $6; f15[k] = $15
+      per[k] = $4 > 0 ? $7 * 1000 / $4 : 0
+      # a lesson is represented by the variant the README shows (else its first timed row), if it passed
+      if (ok_row(k) && (!(les[k] in ref) || $2 == show[les[k]] && refv[les[k]] != $2)) { ref[les[k]] = per[k]; refv[les[k]] = $2 }
+      if (!(les[k] in nof)) nof[les[k]] = $4 }
+    END {
+      printf "Staircase on %s, %s\n", gpu, date
+      printf "x prev and x 01 compare time per element (ns/elem = median / n), so that lessons run at\n"
+      printf "different n compare fairly (lesson 01 runs at its own, smaller default n).\n"
+      printf "A lesson is compared by the variant it shows in README.md; libraries and other\n"
+      printf "operations (lesson 14 on) get no speedups.\n\n"
+      fmt = "%-28s %-16s %10s %12s %9s %9s %7s %8s %7s  %s\n"
+      printf fmt, "lesson", "variant", "n", "median us", "ns/elem", "GB/s", "% peak", "x prev", "x 01", "check"
+      prev = ""
+      for (i = 1; i <= k; i++) {
+        split(row[i], f, ","); l = les[i]
+        if (l != cur) { if (cur != "") prev = (cur in ref) ? ref[cur] : ""; cur = l }
+        chk = f[15] == "PASS" ? f[15] : f[15] "  <-- wrong result"
+        if (f[6] == 0) { printf fmt, f[1], f[2], f[4], "(check)", "-", "-", "-", "-", "-", chk; continue }
+        stair = is_step(l) && ok_row(i)
+        sp = (stair && prev != "" && l != "01") ? sprintf("%.2fx", prev / per[i]) : "-"
+        s1 = (stair && ("01" in ref) && l != "01") ? sprintf("%.0fx", ref["01"] / per[i]) : "-"
+        printf fmt, f[1], f[2], f[4], sprintf("%.1f", f[7]), sprintf("%.3g", per[i]), sprintf("%.1f", f[10]),
+               sprintf("%.1f%%", f[11]), sp, s1, chk
+      }
+    }' "$1"
 }
-AWK
-}
+
 if [ "${1:-}" = "--table" ]; then
-    table "$2" "$(sed -n 2p "$2" | cut -d, -f3)" "${3:-$(date -u -r "$2" +%Y-%m-%d)}"
+    [ -f "${2:-}" ] || { echo "usage: sh scripts/run.sh --table FILE.csv [DATE]" >&2; exit 2; }
+    table "$2" "$(sed -n 2p "$2" | cut -d, -f3)" "${3:-$(date -u -r "$2" +%Y-%m-%d 2>/dev/null || echo "date unknown")}"
     exit
 fi
+[ $# -ge 2 ] || { echo "usage: sh scripts/run.sh N lesson01 lesson02 ..." >&2; exit 2; }
 n=$1
 shift
-mkdir -p results
-tmp=${TMPDIR:-/tmp}/reduce-run.$$
-: >"$tmp"
-status=0
+BIN=${BIN:-.}
+OUT=${OUT:-runs}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/reduce-run.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+# One check before eighteen runs: is there a GPU at all?
+first=""
+for b in "$@"; do [ -x "$BIN/$b" ] && { first=$b; break; }; done
+[ -n "$first" ] || { echo "make run: no lesson is built in $BIN" >&2; exit 1; }
+preflight "$BIN/$first" "make run" || exit 1
+
+: >"$tmp/all"
+nfail=0 failed="" nskip=0
 for b in "$@"; do
-    [ -x "./$b" ] || { echo "$b: not built (skipped)"; continue; }
-    echo "running $b -n $n ..." >&2
-    ./"$b" -n "$n" --csv >"$tmp.out" 2>"$tmp.err"
+    if [ ! -x "$BIN/$b" ]; then echo "$b: not built (skipped)"; nskip=$((nskip + 1)); continue; fi
+    case $OWN_N in
+    *" $b "*) echo "running $b (its own default n) ..." >&2; "$BIN/$b" --csv >"$tmp/out" 2>"$tmp/err" ;;
+    *) echo "running $b -n $n ..." >&2; "$BIN/$b" -n "$n" --csv >"$tmp/out" 2>"$tmp/err" ;;
+    esac
     rc=$?
-    if grep -q '^SKIP' "$tmp.out"; then echo "$b: $(grep '^SKIP' "$tmp.out")"; fi
-    grep -E '^[0-9][0-9]_[^,]*,([^,]*,){13}[^,]*$' "$tmp.out" >>"$tmp"
-    if [ $rc -ne 0 ]; then echo "$b: exit $rc: $(tail -n 2 "$tmp.err" "$tmp.out" | tr '\n' ' ')"; status=1; fi
+    if [ $rc -eq 0 ] && grep -q '^SKIP' "$tmp/out"; then
+        echo "$b: $(grep -m 1 '^SKIP' "$tmp/out")"
+        nskip=$((nskip + 1))
+        continue
+    fi
+    grep -E "$RESULT_RE" "$tmp/out" >"$tmp/rows"
+    cat "$tmp/rows" >>"$tmp/all"
+    why=""
+    [ $rc -eq 0 ] || why="exit $rc"
+    bad=$(awk -F, '$15 != "PASS" { printf "%s%s", sep, $2; sep = " " }' "$tmp/rows")
+    [ -z "$bad" ] || why="${why:+$why, }FAIL: $bad"
+    [ -s "$tmp/rows" ] || why="${why:+$why, }no result lines"
+    if [ -n "$why" ]; then
+        nfail=$((nfail + 1)) failed="$failed $b"
+        msg=$(grep -v '^ *$' "$tmp/err" | tail -n 2 | tr '\n' ' ')
+        echo "$b: FAILED ($why)${msg:+: $msg}"
+    fi
 done
-[ -s "$tmp" ] || { echo "no results"; rm -f "$tmp"*; exit 1; }
-gpu=$(head -n 1 "$tmp" | cut -d, -f3)
-slug=$(echo "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
-csv=results/run-$slug.csv
-txt=results/run-$slug.txt
-{ echo "lesson,variant,gpu,n,bytes,reps,median_us,min_us,max_us,gbps,pct_peak,result,expected,abs_err,status"; cat "$tmp"; } >"$csv"
-table "$csv" "$gpu" "$(date -u +%Y-%m-%d)" | tee "$txt"
+[ -s "$tmp/all" ] || { echo "make run: no lesson printed a result line"; exit 1; }
+gpu=$(head -n 1 "$tmp/all" | cut -d, -f3)
+mkdir -p "$OUT" || exit 1
+csv=$OUT/run-$(gpu_slug "$gpu").csv
+txt=$OUT/run-$(gpu_slug "$gpu").txt
+{ echo "$HEADER"; cat "$tmp/all"; } >"$csv"
+table "$csv" "$gpu" "$(date -u +%Y-%m-%d)" >"$txt"
+cat "$txt"
 echo
-echo "wrote $csv and $txt"
-rm -f "$tmp" "$tmp.out" "$tmp.err"
-exit $status
+echo "wrote $csv and $txt$([ "$OUT" = results ] || echo " (make plot draws them beside the reference runs in results/)")"
+skipped=""
+[ $nskip -eq 0 ] || skipped=", $nskip skipped"
+if [ $nfail -eq 0 ]; then
+    echo "all lessons passed$skipped"
+else
+    echo "$nfail lesson$([ $nfail -eq 1 ] || echo s) failed:$failed$skipped"
+fi
+[ $nfail -eq 0 ]

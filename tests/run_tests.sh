@@ -76,6 +76,17 @@ if want host; then
     else
         bad "make plot: wrong on a scratch results/ (a good CSV and a stray one)" "$(cat "$P/out.txt"; ls -la "$P/results")"
     fi
+    # make diff/profile/check, ARCH and the nvcc checks, make run/bench's pre-flight
+    # and failure report, the charts' XML: under POSIX sh, no GPU needed
+    sh tests/test_make.sh >"$LOG/test_make.log" 2>&1
+    while IFS= read -r line; do
+        case "$line" in
+        "ok "*"# skip"*) skip "${line#ok }" ;;
+        "ok "*) ok "${line#ok }" ;;
+        "not ok "*) bad "${line#not ok }" "$(grep -A8 -F -x -- "$line" "$LOG/test_make.log" | sed 1d | awk '!/^    / { exit } { print }')" ;;
+        esac
+    done <"$LOG/test_make.log"
+    [ -s "$LOG/test_make.log" ] || bad "tests/test_make.sh printed nothing"
     # Tables of measurements are generated from results/ (scripts/tables.sh):
     # regenerated in a scratch copy, they must equal what README and notes show.
     if out=$(sh scripts/tables.sh --check 2>&1); then
@@ -189,6 +200,21 @@ if want exercises; then
         grep -q '^## Exercise' "$lesson_dir/notes.md" 2>/dev/null || bad "$lesson_dir/notes.md has no '## Exercise' section"
     done
     [ -n "$EXERCISE_SRCS" ] || skip "no exercises yet"
+    # make check E=NN asks each exercise's PTX for its technique
+    # (tests/exercise_expect.txt): every solution must show it.
+    for n in $(awk '!/^#/ && NF { print $1 }' tests/exercise_expect.txt | sort -u); do
+        s=$(ls solutions/"$n"_*.cu 2>/dev/null)
+        [ -n "$s" ] || { bad "tests/exercise_expect.txt names exercise $n, which has no solution"; continue; }
+        out=$LOG/solution$n.ptx
+        [ -s "$out" ] && [ "$out" -nt "$s" ] && [ "$out" -nt common/harness.h ] && continue
+        echo "nvcc -ptx -arch=sm_90 -std=c++17 -Icommon -o $out $s >$out.err 2>&1"
+    done | xargs -d '\n' -P "$JOBS" -I{} bash -c '{}'
+    while read -r n regex what; do
+        case "$n" in "" | \#*) continue ;; esac
+        p=$LOG/solution$n.ptx
+        if [ ! -s "$p" ]; then bad "solution$n PTX: none made" "$(cat "$p.err" 2>/dev/null)"; continue; fi
+        if grep -Eq "$regex" "$p"; then ok "solution$n PTX has $what"; else bad "solution$n PTX lacks $what (/$regex/)"; fi
+    done <tests/exercise_expect.txt
 fi
 
 # ---- 5. gpu -----------------------------------------------------------------
@@ -209,29 +235,51 @@ run_jobs() {
         tr '\n' '\0' | xargs -0 -P "$GPU_JOBS" -n 1 bash tests/run_job.sh "$2"
 }
 
-# One verdict per id: ok if every job of it went as expected.
+# One verdict per id: ok if every job of it went as expected; skip if none
+# went wrong and one printed SKIP (an sm_90 lesson on an older GPU: exit 0).
 tally() {
-    local out=$1 id n badl
+    local out=$1 id n badl skipl
     cut -f1 "$out" | sort -u >"$out.ids"
     while IFS= read -r id; do
         n=$(awk -F'\t' -v id="$id" '$1 == id' "$out" | wc -l)
         checks=$(awk -F'\t' -v id="$id" '$1 == id { k += $6 } END { print k + 0 }' "$out")
         badl=$(awk -F'\t' -v id="$id" '$1 == id && $2 == "bad" { print "exit " $3 ": " $4 "  | " $7 }' "$out")
+        skipl=$(awk -F'\t' -v id="$id" '$1 == id && $2 == "skip" { print $7; exit }' "$out")
         what="$n processes"; [ "$checks" -gt 0 ] && what="$what, $checks PASS lines"
-        if [ -z "$badl" ]; then ok "$id ($what)"; else bad "$id: $(wc -l <<<"$badl") of $n processes wrong" "$badl"; fi
+        if [ -n "$badl" ]; then bad "$id: $(wc -l <<<"$badl") of $n processes wrong" "$badl"
+        elif [ -n "$skipl" ]; then skip "$id: $skipl"
+        else ok "$id ($what)"; fi
     done <"$out.ids"
+}
+
+# An exercise as committed (git has it and it is unchanged) is the shipped
+# stub: it must FAIL. One the learner changed, or a tree outside git, ... see
+# below: changed ones are checked like solutions. Outside a git checkout
+# every exercise counts as the stub.
+exercise_is_stub() {
+    local src
+    src=$(ls exercises/"${1#exercise}"_*.cu 2>/dev/null) || return 0
+    git rev-parse --is-inside-work-tree >/dev/null 2>&1 || return 0
+    git ls-files --error-unmatch "$src" >/dev/null 2>&1 || return 1 # not committed: the learner's own
+    git diff --quiet HEAD -- "$src"
 }
 
 if want gpu; then
     echo "[gpu] correctness matrix, stubs, determinism, sanitizers"
-    RUNNABLE=""
+    # Exercises as shipped must fail (STUBS); an exercise the learner changed
+    # is held to everything a solution is (the matrix and the sanitizers).
+    RUNNABLE="" STUBS=""
     for b in $LESSONS $SOLUTIONS; do skipped_build "$b" || RUNNABLE="$RUNNABLE $b"; done
+    for b in $EXERCISES; do
+        skipped_build "$b" && continue
+        if exercise_is_stub "$b"; then STUBS="$STUBS $b"; else RUNNABLE="$RUNNABLE $b"; fi
+    done
     BIG=$(grep -v '^#' tests/big_n.txt 2>/dev/null | awk 'NF { print "lesson" $1 }')
     if ! gpu_present; then
         why="no GPU"
         command -v nvidia-smi >/dev/null 2>&1 || why="no GPU (nvidia-smi not found)"
         for b in $RUNNABLE; do skip "$b matrix: $why"; done
-        for b in $EXERCISES; do skip "$b stub must fail: $why"; done
+        for b in $STUBS; do skip "$b stub must fail: $why"; done
         for b in $BIG; do skip "$b n = 2^31+5: $why"; done
         skip "lesson12 fixed variant bitwise repeatable: $why"
         skip "device-memory limits: $why"
@@ -249,7 +297,7 @@ if want gpu; then
         list() { tr ' ' ',' <<<"$*"; }
         nsizes=$(wc -w <<<"$SIZES")
         for b in $RUNNABLE_M; do
-            n=${b#lesson}; n=${n#solution}
+            n=${b#lesson}; n=${n#solution}; n=${n#exercise}
             printf '%s\tpass:%d\t%s\n' "$b matrix" $((nsizes * 4)) \
                 "$B/$b -n $(list $SIZES) -s 1,2 -d ints,uniform --check" >>"$J"
             [ "$((10#$n))" -ge 11 ] && # misaligned starts, from lesson 11's vector loads on
@@ -259,10 +307,9 @@ if want gpu; then
                 printf '%s\tpass:%d\t%s\n' "$b matrix" $(($(wc -w <<<"$BLOCK_SIZES") * 2)) \
                     "$B/$b -n 1000,2^20+3 -b $(list $BLOCK_SIZES) --check" >>"$J"
         done
-        for b in $EXERCISES; do
+        for b in $STUBS; do
             part matrix || continue
-            skipped_build "$b" && continue
-            for a in "-n 1000" "-n 2^20+3 -d uniform"; do
+            for a in "-n 65537" "-n 2^20+3 -d uniform"; do
                 printf '%s\tfail\t%s\n' "$b stub must fail" "$B/$b $a --check" >>"$J"
             done
         done
@@ -312,7 +359,7 @@ if want gpu; then
             NCCL_EXCLUDE=""
             "$CS" --help 2>&1 | grep -q -- '--kernel-name-exclude' && NCCL_EXCLUDE="--kernel-name-exclude kns=nccl"
             for b in $RUNNABLE; do
-                n=${b#lesson}; n=${n#solution}
+                n=${b#lesson}; n=${n#solution}; n=${n#exercise}
                 args="-n 4099,33 --check" # two runs: the second must not trip over the first's leftovers
                 [ "$((10#$n))" -ge 11 ] && args="$args --offset 1"
                 # NCCL lessons: NCCL probes kernels built for other GPUs

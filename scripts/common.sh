@@ -1,0 +1,50 @@
+# Shared by the scripts behind make run, bench, diff, profile and check
+# (POSIX sh; sourced, not run).
+
+HEADER="lesson,variant,gpu,n,bytes,reps,median_us,min_us,max_us,gbps,pct_peak,result,expected,abs_err,status"
+# A whole result line of the harness's CSV (15 fields, the first a lesson name).
+RESULT_RE='^[0-9][0-9]_[^,]*,([^,]*,){13}[^,]*$'
+
+# lesson_num KIND VALUE: prints VALUE as two digits (5, 05 and 005 -> 05), or
+# says what is wrong on stderr and returns 2. KIND names the variable (L, E).
+lesson_num() {
+    case $2 in
+    "") echo "$1 is empty: give a number, e.g. $1=04" >&2; return 2 ;;
+    *[!0-9]*) echo "$1=$2 is not a number: give one like $1=4 or $1=04" >&2; return 2 ;;
+    esac
+    _n=$(echo "$2" | sed 's/^0*//')
+    [ -n "$_n" ] || _n=0
+    if [ ${#_n} -gt 2 ]; then echo "$1=$2: there is no such lesson (they are numbered 01 to 99 at most)" >&2; return 2; fi
+    printf '%02d\n' "$_n"
+}
+
+# lesson_src NN: the lesson's source file, or nothing.
+lesson_src() { ls lessons/"$1"_*/"$1"_*.cu 2>/dev/null | head -n 1; }
+
+# The range of lessons there are, e.g. "01 to 18".
+lesson_range() {
+    _all=$(ls -d lessons/[0-9][0-9]_* 2>/dev/null | sed 's|^lessons/||; s|_.*||')
+    echo "$(echo "$_all" | head -n 1) to $(echo "$_all" | tail -n 1)"
+}
+
+# gpu_slug "NVIDIA H200" -> nvidia-h200 (the GPU part of a results file name).
+gpu_slug() { echo "$1" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-'; }
+
+# preflight BINARY WHAT: is there a GPU this binary can use? One check before a
+# long series of runs; on failure one message, and returns 1.
+preflight() {
+    if [ ! -x "$1" ]; then
+        echo "$2: $1 is not built, nothing to run" >&2
+        return 1
+    fi
+    _pf=$("$1" -n 1 --check 2>&1) && return 0
+    _smi=$(nvidia-smi -L 2>&1 | head -n 2 | tr '\n' ' ')
+    command -v nvidia-smi >/dev/null 2>&1 || _smi="nvidia-smi not found (no NVIDIA driver installed?)"
+    {
+        echo "$2: no usable GPU, so nothing was run."
+        echo "  nvidia-smi -L: ${_smi:-lists no GPU}"
+        echo "  $1 -n 1 --check: $(printf '%s\n' "$_pf" | grep -v '^ *$' | tail -n 2 | tr '\n' ' ')"
+        echo "  The usual causes and their fixes: README.md, section Troubleshooting."
+    } >&2
+    return 1
+}
