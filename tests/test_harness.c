@@ -1,5 +1,12 @@
 // Host unit tests of common/harness.h, compiled as C11 (no CUDA).
 // Prints "ok NAME" or "not ok NAME (why)" per check; exit 1 if any failed.
+#define _POSIX_C_SOURCE 200809L // alarm(): a parser that hangs fails instead of stalling the tests
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+// A lesson may set its own default n; this file does, to test that it takes.
+#define LESSON_DEFAULT_N ((size_t)1 << 20)
 #include "harness.h"
 
 static int g_bad = 0;
@@ -18,17 +25,22 @@ static const LessonInfo runtime_info = {"test_lesson", BLOCK_RUNTIME, 256, NULL}
 static const LessonInfo fixed_info = {"test_lesson", BLOCK_FIXED, 256, "BLOCK_SIZE"};
 static const LessonInfo none_info = {"test_lesson", BLOCK_NONE, 1, NULL};
 
-// Parses a space-separated command line; returns parse_options_r's code.
+static char g_err[512]; // the last parse's message
+
+// Parses "PROG ARGS..." (space-separated); returns parse_options_r's code.
+static int parse_prog(const char *prog, const char *line, Options *opt, const LessonInfo *info)
+{
+    static char buf[8192];
+    char *argv[64];
+    int argc = 0;
+    snprintf(buf, sizeof buf, "%s %s", prog, line);
+    for (char *tok = strtok(buf, " "); tok && argc < 63; tok = strtok(NULL, " ")) argv[argc++] = tok;
+    argv[argc] = NULL;
+    return parse_options_r(argc, argv, opt, info, g_err, sizeof g_err);
+}
 static int parse_line(const char *line, Options *opt, const LessonInfo *info)
 {
-    static char buf[512];
-    char *argv[32];
-    int argc = 0;
-    char err[512];
-    snprintf(buf, sizeof buf, "prog %s", line);
-    for (char *tok = strtok(buf, " "); tok && argc < 31; tok = strtok(NULL, " ")) argv[argc++] = tok;
-    argv[argc] = NULL;
-    return parse_options_r(argc, argv, opt, info, err, sizeof err);
+    return parse_prog("./lesson04", line, opt, info);
 }
 
 static void test_parse_count(void)
@@ -61,7 +73,7 @@ static void test_parse_count(void)
 static void test_parse_options(void)
 {
     Options o;
-    CHECK(parse_line("", &o, &runtime_info) == 0 && o.n == DEFAULT_N && o.block == 256 && o.reps == 0 &&
+    CHECK(parse_line("", &o, &runtime_info) == 0 && o.n == LESSON_DEFAULT_N && o.block == 256 && o.reps == 0 &&
               o.dist == DIST_INTS && o.seed == DEFAULT_SEED && !o.csv && !o.check_only && o.offset == 0,
           "options: defaults");
     CHECK(parse_line("-n 2^20+3 -b 128 -r 7 -s 42 -d uniform --offset 3 --csv --check", &o, &runtime_info) == 0 &&
@@ -119,6 +131,235 @@ static void test_parse_options(void)
     parse_options_r(3, argv, &o, &fixed_info, err, sizeof err);
     CHECK(strstr(err, "BLOCK_SIZE = 256") != NULL && strchr(err, '\n') == NULL,
           "options: fixed block error names the constant, one line");
+}
+
+// SIGALRM: a parse that never returned. Say so (write() is safe here) and stop.
+static void on_hang(int sig)
+{
+    static const char msg[] = "not ok parser returns within 5 s on every input (it hung)\n";
+    (void)sig;
+    if (write(1, msg, sizeof msg - 1) < 0) _exit(1);
+    _exit(1);
+}
+
+// Inputs that once spun or could overflow: each must be answered at once.
+static void test_parser_bounded(void)
+{
+    uint64_t v = 0;
+    Options o;
+    signal(SIGALRM, on_hang);
+    alarm(5);
+    clock_t t0 = clock();
+    CHECK(parse_count("1^99999999999999", &v) == 0 && v == 1, "count: 1^99999999999999 is 1, at once");
+    CHECK(parse_count("0^99999999999999", &v) == 0 && v == 0, "count: 0^99999999999999 is 0, at once");
+    CHECK(parse_count("1^999999999999999999999999", &v) == 0 && v == 1, "count: 1^(beyond 2^64) is 1");
+    CHECK(parse_count("2^99999999999999", &v) == -2, "count: 2^99999999999999 is too large, at once");
+    CHECK(parse_count("2^999999999999999999999999", &v) == -2, "count: 2^(beyond 2^64) is too large");
+    CHECK(parse_count("0^0", &v) == 0 && v == 1, "count: 0^0 is 1");
+    CHECK(parse_count("2^63", &v) == 0 && v == (uint64_t)1 << 63, "count: 2^63 fits");
+    CHECK(parse_count("2^64", &v) == -2, "count: 2^64 is too large");
+    CHECK(parse_count("3^40", &v) == 0 && v == 12157665459056928801ULL && parse_count("3^41", &v) == -2,
+          "count: 3^40 fits, 3^41 is too large");
+    CHECK(parse_count("2^63+99999999999999999999", &v) == -2, "count: a huge +K is too large");
+    CHECK(parse_line("-n 1^99999999999999", &o, &runtime_info) == 0 && o.n == 1, "options: -n 1^99999999999999 is 1");
+    CHECK(parse_line("-n 2^99999999999999", &o, &runtime_info) == 2 && strncmp(g_err, "too many elements", 17) == 0,
+          "options: -n 2^99999999999999 is too many elements");
+    double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    alarm(0);
+    CHECK(secs < 0.5, "parser: every bounded case answered in under 0.5 s of CPU");
+}
+
+static void test_leading_zeros_and_seeds(void)
+{
+    uint64_t v = 0;
+    Options o;
+    CHECK(parse_count("000", &v) == -3 && parse_count("007", &v) == -3 && parse_count("2^020", &v) == -3 &&
+              parse_count("2^20+03", &v) == -3 && parse_count("00.5e3", &v) == -3,
+          "count: a leading zero is refused (-3)");
+    CHECK(parse_count("0.5e3", &v) == 0 && v == 500, "count: 0.5e3 is 500");
+    CHECK(parse_count("10", &v) == 0 && v == 10 && parse_count("2^0", &v) == 0 && v == 1, "count: 10 and 2^0");
+    CHECK(parse_line("-n 1,000", &o, &runtime_info) == 2 && strstr(g_err, "1000 or 1e3") && strstr(g_err, "-n 1,000"),
+          "options: -n 1,000 refused, suggesting 1000 or 1e3");
+    CHECK(parse_line("-n 1,000,000", &o, &runtime_info) == 2, "options: -n 1,000,000 refused");
+    CHECK(parse_line("-n 1,0", &o, &runtime_info) == 0 && o.n_count == 2 && o.n_list[1] == 0, "options: -n 1,0 is two runs");
+    CHECK(parse_line("--offset 03", &o, &runtime_info) == 2 && strstr(g_err, "leading zero"), "options: --offset 03 refused");
+    CHECK(parse_line("-s 010", &o, &runtime_info) == 0 && o.seed == 10, "seed: 010 is ten (decimal, not octal)");
+    CHECK(parse_line("-s 0", &o, &runtime_info) == 0 && o.seed == 0, "seed: 0");
+    CHECK(parse_line("-s 000", &o, &runtime_info) == 0 && o.seed == 0, "seed: 000 is 0");
+    CHECK(parse_line("-s 18446744073709551615", &o, &runtime_info) == 0 && o.seed == UINT64_MAX, "seed: 2^64-1");
+    const char *bad_seeds[] = {"-s 0x10", "-s 18446744073709551616", "-s 1e3", "-s +5", "-s 5 5", "-s 08x"};
+    for (size_t i = 0; i < sizeof bad_seeds / sizeof bad_seeds[0]; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "seed: '%s' rejected", bad_seeds[i]);
+        CHECK(parse_line(bad_seeds[i], &o, &runtime_info) == 2, name);
+    }
+}
+
+static void test_messages(void)
+{
+    Options o;
+    CHECK(parse_line("-Z5", &o, &runtime_info) == 2 && strstr(g_err, "unknown option -Z") && !strstr(g_err, "lesson04"),
+          "message: -Z5 names -Z (optopt), not the program");
+    CHECK(parse_line("--csv -Z", &o, &runtime_info) == 2 && strstr(g_err, "unknown option -Z"),
+          "message: -Z after --csv names -Z");
+    CHECK(parse_line("--csv -b 64 -q7", &o, &runtime_info) == 2 && strstr(g_err, "unknown option -q"),
+          "message: -q7 in the middle names -q");
+    CHECK(parse_line("--csv=1", &o, &runtime_info) == 2 && strstr(g_err, "--csv takes no value"),
+          "message: --csv=1 says --csv takes no value");
+    CHECK(parse_line("--check=yes", &o, &runtime_info) == 2 && strstr(g_err, "--check takes no value"),
+          "message: --check=yes says --check takes no value");
+    CHECK(parse_line("--bogus", &o, &runtime_info) == 2 && strncmp(g_err, "unknown option", 14) == 0 &&
+              strstr(g_err, "--bogus"),
+          "message: --bogus is an unknown option");
+    CHECK(parse_line("--c", &o, &runtime_info) == 2 && strncmp(g_err, "ambiguous option", 16) == 0,
+          "message: --c is ambiguous");
+    CHECK(parse_line("--off 3", &o, &runtime_info) == 0 && o.offset == 3, "options: a unique prefix --off is --offset");
+    CHECK(parse_line("-n", &o, &runtime_info) == 2 && strstr(g_err, "a value is needed: -n"), "message: -n needs a value");
+    CHECK(parse_line("--offset", &o, &runtime_info) == 2 && strstr(g_err, "a value is needed: --offset"),
+          "message: --offset needs a value");
+    CHECK(parse_line("-n abc", &o, &runtime_info) == 2 && strncmp(g_err, "not a count", 11) == 0,
+          "message: the reason comes first");
+    char line[512], name[64];
+    memset(name, 'x', 50);
+    name[50] = '\0';
+    snprintf(line, sizeof line, "-n %s", name);
+    CHECK(parse_line(line, &o, &runtime_info) == 2 && strncmp(g_err, "not a count", 11) == 0 && strstr(g_err, "...") &&
+              !strstr(g_err, name) && strlen(g_err) < 160,
+          "message: a long value is cut to 40 characters after the reason");
+    char big[400];
+    memset(big, '7', 300);
+    big[300] = '\0';
+    snprintf(line, sizeof line, "-s %s", big);
+    CHECK(parse_line(line, &o, &runtime_info) == 2 && strstr(g_err, "...") && strlen(g_err) < 160,
+          "message: a 300-character list value is cut");
+    snprintf(line, sizeof line, "--flush %s", big);
+    CHECK(parse_line(line, &o, &runtime_info) == 2 && strncmp(g_err, "the flush", 9) == 0 && strlen(g_err) < 160,
+          "message: a long --flush value is cut");
+    const char *all_bad[] = {"-Z5", "--csv=1", "-n 1,000", "-n abc", "--bogus=3", "-n", "-s 0x1", "--flush x",
+                             "-m 3 -k 4", "stray", "-b 100", "-r 0"};
+    int one_line = 1;
+    for (size_t i = 0; i < sizeof all_bad / sizeof all_bad[0]; i++)
+        if (parse_line(all_bad[i], &o, &runtime_info) != 2 || strchr(g_err, '\n') || g_err[0] == '\0') one_line = 0;
+    CHECK(one_line, "message: every bad input gives code 2 and one non-empty line");
+}
+
+// "-O a,b,c..." with count items, appended to buf.
+static void add_list(char *buf, size_t len, const char *opt, int count)
+{
+    size_t at = strlen(buf);
+    at += (size_t)snprintf(buf + at, len - at, " %s ", opt);
+    for (int i = 1; i <= count && at < len; i++) at += (size_t)snprintf(buf + at, len - at, i > 1 ? ",%d" : "%d", i);
+}
+
+static void test_run_cap(void)
+{
+    Options o;
+    static char line[4096];
+    line[0] = '\0';
+    add_list(line, sizeof line, "-n", 64);
+    add_list(line, sizeof line, "-s", 64);
+    CHECK(parse_line(line, &o, &runtime_info) == 0 && o.n_count == 64 && o.seed_count == 64,
+          "runs: 64 x 64 = 4096 combinations accepted");
+    strcat(line, " -d ints,uniform");
+    CHECK(parse_line(line, &o, &runtime_info) == 2 && strncmp(g_err, "too many runs", 13) == 0 && strstr(g_err, "8192"),
+          "runs: 8192 combinations refused with the count");
+    line[0] = '\0';
+    add_list(line, sizeof line, "-n", 64);
+    add_list(line, sizeof line, "-s", 64);
+    add_list(line, sizeof line, "--offset", 64);
+    strcat(line, " -d ints,uniform -b 32,64,128,256,512,1024");
+    CHECK(parse_line(line, &o, &runtime_info) == 2 && strstr(g_err, "3145728"), "runs: 64^3 x 2 x 6 refused, no overflow");
+}
+
+static void test_flush_option(void)
+{
+    Options o;
+    CHECK(parse_line("", &o, &runtime_info) == 0 && o.flush == FLUSH_DIRTY, "flush: dirty by default");
+    CHECK(parse_line("--flush clean", &o, &runtime_info) == 0 && o.flush == FLUSH_CLEAN, "flush: --flush clean");
+    CHECK(parse_line("--flush=clean", &o, &runtime_info) == 0 && o.flush == FLUSH_CLEAN, "flush: --flush=clean");
+    CHECK(parse_line("--flush clean --flush dirty", &o, &runtime_info) == 0 && o.flush == FLUSH_DIRTY,
+          "flush: the last --flush wins");
+    const char *bad[] = {"--flush", "--flush foo", "--flush Clean", "--flush clean,dirty", "--flush ''"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "flush: '%s' rejected", bad[i]);
+        CHECK(parse_line(bad[i], &o, &runtime_info) == 2, name);
+    }
+}
+
+static void test_exercise_defaults(void)
+{
+    Options o;
+    static const size_t want[] = {0, 1, 2, 33, 1000, (1u << 20) + 3, 1u << 24};
+    int same = parse_prog("./exercise04", "", &o, &runtime_info) == 0 && o.n_count == 7 && o.have_n &&
+               o.dist_count == 2 && o.dist_list[0] == DIST_INTS && o.dist_list[1] == DIST_UNIFORM;
+    for (int i = 0; same && i < 7; i++) same = o.n_list[i] == want[i];
+    CHECK(same, "exercise: no -n checks 0,1,2,33,1000,2^20+3,2^24 with both inputs");
+    CHECK(parse_prog("build/x/solution12", "--check", &o, &runtime_info) == 0 && o.n_count == 7 && o.dist_count == 2,
+          "exercise: a solution (by its path's basename) does the same");
+    CHECK(parse_prog("exercise04", "-d uniform", &o, &runtime_info) == 0 && o.n_count == 7 && o.dist_count == 1 &&
+              o.dist == DIST_UNIFORM,
+          "exercise: -d given keeps its list");
+    CHECK(parse_prog("exercise04", "-n 5", &o, &runtime_info) == 0 && o.n_count == 1 && o.n == 5 && o.dist_count == 1 &&
+              o.dist == DIST_INTS,
+          "exercise: with -n it runs as a lesson");
+    CHECK(parse_prog("./lesson04", "", &o, &runtime_info) == 0 && o.n_count == 1 && !o.have_n, "exercise: a lesson keeps one n");
+    CHECK(parse_prog("./my_exercise04", "", &o, &runtime_info) == 0 && o.n_count == 1, "exercise: only names starting so");
+    g_takes_shape = 1;
+    CHECK(parse_prog("exercise17", "-m 4 -k 8", &o, &runtime_info) == 0 && o.n_count == 1 && o.have_shape,
+          "exercise: a shape given takes no size list");
+    g_takes_shape = 0;
+}
+
+static void test_usage(void)
+{
+    FILE *f = tmpfile();
+    static char text[8192];
+    size_t got = 0;
+    Options o;
+    if (f) {
+        parse_prog("./exercise04", "", &o, &runtime_info);
+        harness_usage(f, &runtime_info);
+        rewind(f);
+        got = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+    }
+    text[got] = '\0';
+    CHECK(strncmp(text, "usage: exercise04", 17) == 0, "usage: names the program");
+    CHECK(strstr(text, "--flush dirty|clean") != NULL, "usage: lists --flush dirty|clean");
+    CHECK(strstr(text, "0,1,2,33,1000,2^20+3,2^24") != NULL, "usage: documents the exercise sizes");
+    CHECK(strstr(text, "default 2^20;") != NULL && DEFAULT_N == (size_t)1 << 26,
+          "usage: shows the lesson's own default n (LESSON_DEFAULT_N)");
+    char buf[32];
+    CHECK(strcmp(count_text(1024, buf, sizeof buf), "2^10") == 0 && strcmp(count_text(1000, buf, sizeof buf), "1000") == 0 &&
+              strcmp(count_text(3, buf, sizeof buf), "3") == 0,
+          "usage: counts written as 2^k where they are powers of two");
+}
+
+static void test_tolerance(void)
+{
+    CHECK(float_ulp(1.0) == ldexp(1.0, -23) && float_ulp(1.5) == ldexp(1.0, -23) && float_ulp(0.75) == ldexp(1.0, -24),
+          "tolerance: float_ulp is the float spacing");
+    CHECK(float_ulp(0.0) == ldexp(1.0, -149) && float_ulp(-2.0) == ldexp(1.0, -22), "tolerance: float_ulp at 0 and < 0");
+    CHECK(tolerance_for(3.0, 1e6) == 10.0, "tolerance: 1e-5 * scale when that is larger");
+    CHECK(tolerance_for(1e8, 1.0) == 8.0, "tolerance: never below the answer's rounding");
+    double third = 1.0 / 3.0;
+    CHECK(check_result((float)third, third, 1e-5 * 1e-4), "tolerance: the rounded float answer passes a tiny tol");
+    CHECK(check_result((float)100000001.0, 100000001.0, 0.0), "tolerance: tol 0 still allows the answer's rounding");
+    CHECK(!check_result(100000016.0f, 100000001.0, 0.0), "tolerance: two float steps off fails");
+    CHECK(!check_result((float)third, third, -1.0), "tolerance: exact mode stays exact");
+    Report r;
+    memset(&r, 0, sizeof r);
+    r.lesson = "x";
+    r.variant = "y";
+    r.gpu = "z";
+    r.result = 100000000.0f;
+    r.expected = 100000001.0;
+    r.tol = 1e-3;
+    r.pass = 1;
+    char line[768];
+    format_human(line, sizeof line, &r);
+    CHECK(strstr(line, "tol 8)") != NULL, "tolerance: the report prints the tolerance applied");
 }
 
 static void test_input(void)
@@ -223,8 +464,17 @@ static void test_report(void)
 
 int main(void)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0); // each line out at once, should a test be stopped
+    test_parser_bounded();
     test_parse_count();
     test_parse_options();
+    test_leading_zeros_and_seeds();
+    test_messages();
+    test_run_cap();
+    test_flush_option();
+    test_exercise_defaults();
+    test_usage();
+    test_tolerance();
     test_input();
     test_check_and_median();
     test_report();
