@@ -19,7 +19,9 @@ BUILDDIR  ?= .
 # the reference runs and is written only when asked: make run RESULTS=results
 RESULTS   ?= runs
 # A newer CUB/Thrust (CCCL) for sources marked `// uses: cccl` (lesson 14):
-# CCCL_HOME=DIR, where DIR/include/cub/cub.cuh exists. Empty: the toolkit's own.
+# CCCL_HOME=DIR, where DIR/include/cub/cub.cuh or DIR/include/cccl/cub/cub.cuh
+# exists (the second is how the nvidia-cuda-cccl Python package lays it out,
+# e.g. CCCL_HOME=.../site-packages/nvidia/cu13). Empty: the toolkit's own.
 CCCL_HOME ?=
 
 # Goals that compile nothing themselves check no compiler (make help works anywhere).
@@ -80,8 +82,9 @@ NCCL_HOME ?= $(firstword $(foreach d,$(CUDA_HOME) /usr /usr/local,$(if $(wildcar
 # (no -I/-L for places the compiler searches anyway: an explicit -I/usr/include breaks C++ headers)
 NCCL_FLAGS := $(if $(filter-out /usr /usr/local $(CUDA_HOME),$(NCCL_HOME)),-I$(NCCL_HOME)/include -L$(NCCL_HOME)/lib64 -L$(NCCL_HOME)/lib)
 # A newer CCCL goes first on the include path, so that its CUB wins over the toolkit's.
-CCCL_FOUND := $(if $(strip $(CCCL_HOME)),$(wildcard $(CCCL_HOME)/include/cub/cub.cuh))
-cccl_flags  = $(if $(CCCL_FOUND),$(if $(shell grep -l '// uses: cccl' $(1) 2>/dev/null),-I$(CCCL_HOME)/include -DREDUCE_HAVE_CCCL_HOME=1))
+CCCL_INC   := $(if $(strip $(CCCL_HOME)),$(patsubst %/cub/cub.cuh,%,$(firstword $(wildcard $(CCCL_HOME)/include/cccl/cub/cub.cuh $(CCCL_HOME)/include/cub/cub.cuh))))
+CCCL_FOUND := $(CCCL_INC)
+cccl_flags  = $(if $(CCCL_FOUND),$(if $(shell grep -l '// uses: cccl' $(1) 2>/dev/null),-I$(CCCL_INC) -DREDUCE_HAVE_CCCL_HOME=1))
 CUOBJDUMP  ?= $(or $(shell command -v cuobjdump 2>/dev/null),$(wildcard $(CUDA_HOME)/bin/cuobjdump))
 
 # ---- flags ------------------------------------------------------------------
@@ -160,10 +163,10 @@ $(foreach s,$(SOLUTION_SRCS),$(eval $(call binary_rule,solution$(call num,$(s)),
 run: lessons
 	@NCCL_NVLS_ENABLE=0 BIN="$(BUILDDIR)" OUT="$(RESULTS)" sh scripts/run.sh "$(N)" $(LESSONS)
 
-# Size sweep 2^10..2^30 of lessons 09-14, L2 flushed both ways (dirty, clean):
+# Size sweep 2^10..2^30 of lessons 09-15, L2 flushed both ways (dirty, clean):
 # $(RESULTS)/bench-<gpu>.csv and bench-<gpu>-clean.csv, and their charts.
 bench: lessons
-	@BIN="$(BUILDDIR)" OUT="$(RESULTS)" sh scripts/bench.sh $(filter lesson09 lesson1%,$(filter-out lesson15 lesson16 lesson17 lesson18,$(LESSONS)))
+	@BIN="$(BUILDDIR)" OUT="$(RESULTS)" sh scripts/bench.sh $(filter lesson09 lesson1%,$(filter-out lesson16 lesson17 lesson18,$(LESSONS)))
 
 # SVG charts of the CSVs in results/ and runs/ (POSIX sh and awk only).
 plot:
@@ -213,7 +216,7 @@ help:
 	@echo "Run and measure (needs a GPU):"
 	@echo "  make run [N=2^26]    every lesson in order: the staircase (lesson 01 runs at its own smaller n)"
 	@echo "                       -> $(RESULTS)/run-<gpu>.csv and .txt"
-	@echo "  make bench           size sweep 2^10..2^30 of lessons 09-14 and the libraries, L2 flushed dirty"
+	@echo "  make bench           size sweep 2^10..2^30 of lessons 09-15 and the libraries, L2 flushed dirty"
 	@echo "                       and clean -> $(RESULTS)/bench-<gpu>.csv, bench-<gpu>-clean.csv (LO=20 HI=24 narrow it)"
 	@echo "  make plot            SVG charts of results/ (the reference GPUs) and runs/ (yours, beside them)"
 	@echo "  make profile L=NN    Nsight Compute counters of lesson NN (./lessonNN -n 2^24 --check; N=... overrides)"
@@ -231,6 +234,6 @@ help:
 	@echo "  BUILDDIR=build/x     build there instead of here (make lesson04 BUILDDIR=build/x)"
 	@echo "  RESULTS=results      where run/bench write (default runs/, git-ignored; results/ is the reference)"
 	@echo "  NCCL_HOME=DIR        NCCL for lesson 18 (found beside CUDA or in /usr by default)"
-	@echo "  CCCL_HOME=DIR        a newer CUB for lesson 14: DIR/include/cub/cub.cuh (default: the toolkit's)"
+	@echo "  CCCL_HOME=DIR        a newer CUB for lessons 14-15: DIR/include[/cccl]/cub/cub.cuh (default: the toolkit's)"
 	@echo "  TIERS=\"host build\"   run only these tiers of make test (host build ptx exercises gpu)"
 	@echo "  GPU_PARTS=matrix     only these parts of the gpu tier (matrix big det san)"

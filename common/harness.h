@@ -327,6 +327,7 @@ static inline int run_lesson_shape(int argc, char **argv, const LessonInfo *info
 }
 
 #include "multi_gpu.h"
+#include "compare.h"
 
 #endif // __CUDACC__
 #endif // HARNESS_H

@@ -1,132 +1,88 @@
 /*
  * Lesson 12: one launch per reduction, two ways to finish it.
  *
- * Since lesson 11: no pass 2. Each block sums its share as before, then:
- *   atomic  each block atomicAdds its partial into *out (zeroed by a memset).
- *           Blocks arrive in a different order each run, and float addition
- *           is not associative: a uniform sum's last bits change run to run.
- *   fixed   last block done: each block stores its partial and counts itself
- *           on a counter, with release-acquire order; the last to arrive adds
- *           all the partials in a fixed order. One kernel, no memset, the
- *           same bits every run.
- * Both beat CUB side by side (lesson 14): the atomic finish by 1.2x or more
- * from 2^13 to 2^24 elements on an H200, the fixed one by a little less; from
- * 2^28 up all three read at the memory's speed.
- * Tunables (edit, or -D on the nvcc line): BLOCK_SIZE, UNROLL, LOAD_PATH,
- * STREAM_BELOW_L2, BLOCKS_PER_SM, CLASSIC_FENCES; the defaults won on an H200
- * (notes.md).
- * What remains: the partials still go through global memory; on Hopper the
- * blocks can combine through each other's shared memory first (lesson 13).
+ * What changed since lesson 11: only the finish. Each block sums its share
+ * as in lesson 11; then, in the same launch, the blocks' sums meet:
+ *   atomic  each block atomicAdds its sum into *out (zeroed by a memset).
+ *           Blocks finish in a different order every run and float addition
+ *           is not associative: a uniform sum's last bits vary run to run.
+ *   fixed   last block done: each block stores its sum and counts itself on
+ *           a counter (release-acquire); the last to count adds all the sums
+ *           in index order. One kernel, no memset, the same bits every run.
+ * The flaw that remains: the sums still meet in global memory; on Hopper a
+ * cluster's blocks can add through each other's shared memory (lesson 13).
  *
  *     make lesson12 && ./lesson12
  *     ./lesson12 -n 2^20+3 --offset 3 -d uniform --check
  */
 #include "harness.h"
 
-#ifndef BLOCK_SIZE
-#define BLOCK_SIZE 512 // threads per block (compile time: -b must equal it)
-#endif
+#define BLOCK_SIZE 512 // threads per block: a multiple of 32, 32..1024
 #ifndef UNROLL
-#define UNROLL 2       // float4 loads each thread issues before adding any
-#endif
-// How the body's float4s are loaded (each shows in the PTX):
-//   0 plain: ld.global.v4.f32          1 __ldg, read-only path: ld.global.nc.v4.f32
-//   2 __ldcs, streaming: ld.global.cs  3 inline PTX: ld.global.nc.L1::no_allocate.v4.f32
-//   4 as 3, plus a 256-byte L2 prefetch hint (.L2::256B; sm_80+, 3 on older GPUs)
-#ifndef LOAD_PATH
-#define LOAD_PATH 1
-#endif
-// Inputs up to this many times the L2 size are read with __ldcs (evict-first):
-// their lines then replace each other, and the dirty lines that earlier work
-// left in L2 (the timing loop's flush leaves it full of them) are not forced
-// out, and written back, in the middle of the read. 0 turns it off.
-#ifndef STREAM_BELOW_L2
-#define STREAM_BELOW_L2 2
-#endif
-#ifndef BLOCKS_PER_SM
-#define BLOCKS_PER_SM 0 // cap on blocks per SM in the grid; 0: as many as fit (occupancy API)
-#endif
-// The fixed finish orders its counter with one atomic that both releases and
-// acquires (sm_70+). 1: the classic form instead, __threadfence() before and
-// after a plain atomicInc (also what GPUs before sm_70 get).
-#ifndef CLASSIC_FENCES
-#define CLASSIC_FENCES 0
+#define UNROLL 2       // float4 loads each thread issues before adding any (or -DUNROLL=...)
 #endif
 #define WARPS (BLOCK_SIZE / 32)
-#define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per loop step
+#define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per round
+#define FULL_MASK 0xffffffffu // all 32 lanes take part in every shuffle below
+
 #if BLOCK_SIZE < 32 || BLOCK_SIZE > 1024 || BLOCK_SIZE % 32 != 0 || UNROLL < 1
 #error "BLOCK_SIZE must be a multiple of 32 in 32..1024, UNROLL at least 1"
 #endif
 
 // ---- kernel ---------------------------------------------------------------
 
-#if LOAD_PATH == 0
-#define LOADX(p) (*(p))
-#elif LOAD_PATH == 1
-#define LOADX(p) __ldg(p)
-#elif LOAD_PATH == 2
-#define LOADX(p) __ldcs(p)
-#else
-#if LOAD_PATH == 4 && __CUDA_ARCH__ >= 800
-#define LOAD4_PTX "ld.global.nc.L1::no_allocate.L2::256B.v4.f32"
-#else
-#define LOAD4_PTX "ld.global.nc.L1::no_allocate.v4.f32"
-#endif
-#define LOADX(p) load4_ptx(p)
-__device__ __forceinline__ float4 load4_ptx(const float4 *p)
+// The sum of v over this warp's 32 lanes, in lane 0 (lesson 10); all 32 must call it.
+__device__ float warp_sum(float v)
 {
-    float4 v;
-    // volatile: never hoisted above the bounds check that guards it
-    asm volatile(LOAD4_PTX " {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-    return v;
-}
-#endif
-
-// stream: a uniform flag, the same for every thread (no divergence).
-#define LOAD4(p) (stream ? __ldcs(p) : LOADX(p))
-
-__device__ float warp_sum(float v) // in lane 0; all 32 lanes take part
-{
-    for (int offset = 16; offset > 0; offset >>= 1)
-        v += __shfl_down_sync(0xffffffffu, v, offset);
+    for (int offset = 16; offset > 0; offset >>= 1) // constant trip count: fully unrolled
+        v += __shfl_down_sync(FULL_MASK, v, offset);
     return v;
 }
 
-__device__ float block_sum(float v) // in thread 0; every thread of the block must call it
+// The sum of v over the block, in thread 0. Every thread of the block must
+// call it: all lanes of every warp shuffle, and all reach the barrier.
+__device__ float block_sum(float v)
 {
-    __shared__ float warp_sums[WARPS];
-    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    __shared__ float warp_sums[WARPS]; // one slot per warp, not one per thread
+    unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     v = warp_sum(v);
     if (lane == 0) warp_sums[warp] = v;
-    __syncthreads(); // every warp's slot is written before warp 0 reads them all
-    if (warp == 0) v = warp_sum(lane < WARPS ? warp_sums[lane] : 0.0f);
+    __syncthreads(); // the one barrier: every warp's slot written before warp 0 reads them
+    if (warp == 0) // the whole of warp 0: its 32 lanes shuffle together
+        v = warp_sum(lane < WARPS ? warp_sums[lane] : 0.0f); // lanes past the last warp add 0
+    // No barrier at the end: a second call must come after one (reduce_fixed_kernel).
     return v;
 }
 
-// This thread's share of in[0..n): lesson 11's scalar head, float4 body
-// (UNROLL loads in flight) and scalar tail. Never reads outside in[0..n).
-__device__ float thread_sum(const float *in, size_t n, int stream)
+// This thread's share of in[0..n), lesson 11's: a scalar head and tail (0..3
+// floats each, block 0's first threads) and a 16-byte aligned float4 body.
+__device__ float thread_sum(const float *in, size_t n)
 {
-    size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / sizeof(float); // 0..3 floats before a 16-byte boundary
+    // Floats before the first 16-byte boundary: 0, 3, 2 or 1 (never more than n).
+    size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / sizeof(float);
     if (head > n) head = n;
-    size_t nvec = (n - head) / 4, tail = n - head - 4 * nvec;
-    const float4 *body = (const float4 *)(in + head);
+    size_t nvec = (n - head) / 4;            // whole float4s in the body
+    size_t tail = n - head - 4 * nvec;       // 0..3 floats left after the body
+    const float4 *body = (const float4 *)(in + head); // 16-byte aligned; read only when nvec > 0
     float sum = 0.0f;
     if (blockIdx.x == 0 && threadIdx.x < head) sum += in[threadIdx.x];
     if (blockIdx.x == 0 && threadIdx.x < tail) sum += in[head + 4 * nvec + threadIdx.x];
+    // size_t: nvec may pass 2^31. The loop runs while all UNROLL of this
+    // thread's float4s exist; the last, partial round is guarded load by load.
     size_t i = (size_t)blockIdx.x * TILE + threadIdx.x;
     const size_t stride = (size_t)gridDim.x * TILE;
-    for (; i + (UNROLL - 1) * BLOCK_SIZE < nvec; i += stride) { // all UNROLL loads exist
+    for (; i + (UNROLL - 1) * BLOCK_SIZE < nvec; i += stride) {
         float4 v[UNROLL];
+        // __ldg: the read-only path (ld.global.nc): nothing writes the input meanwhile.
 #pragma unroll
-        for (int u = 0; u < UNROLL; u++) v[u] = LOAD4(body + i + u * BLOCK_SIZE); // all in flight
+        for (int u = 0; u < UNROLL; u++) v[u] = __ldg(&body[i + u * BLOCK_SIZE]); // independent: all in flight
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
     }
 #pragma unroll
-    for (int u = 0; u < UNROLL; u++) { // the last, partial tile: each load guarded
+    for (int u = 0; u < UNROLL; u++) {
         if (i + u * BLOCK_SIZE < nvec) {
-            float4 v = LOAD4(body + i + u * BLOCK_SIZE);
+            float4 v = __ldg(&body[i + u * BLOCK_SIZE]);
             sum += (v.x + v.y) + (v.z + v.w);
         }
     }
@@ -134,93 +90,81 @@ __device__ float thread_sum(const float *in, size_t n, int stream)
 }
 
 // (a) atomic: *out must be 0 before the launch.
-__global__ void reduce_atomic_kernel(const float *in, size_t n, float *out, int stream)
+__global__ void reduce_atomic_kernel(const float *in, size_t n, float *out)
 {
-    float sum = block_sum(thread_sum(in, n, stream));
-    if (threadIdx.x == 0) atomicAdd(out, sum); // one atomic per block; blocks arrive in any order
+    float v = block_sum(thread_sum(in, n)); // every thread calls block_sum
+    if (threadIdx.x == 0) atomicAdd(out, v); // one atomic per block, in whatever order blocks finish
 }
 
-// Counts the calling block done; returns the count before it.
-// atomicInc(p, m) stores (old >= m ? 0 : old + 1) and returns old: the blocks
-// see 0, 1, ..., m in some order, and the one that sees m also wraps the
-// counter back to 0 for the next launch. The memory order is the point:
-//   release  this thread's earlier store (the block's partial) is visible
-//            GPU-wide before the new count is, or the last block could add a
-//            stale partial;
-//   acquire  the block that sees m then sees every partial stored before the
-//            other blocks counted themselves.
+// Counts the calling block done; returns the count before it. atomicInc(p, m)
+// stores (old >= m ? 0 : old + 1): the blocks see 0..m in some order, and the
+// one that sees m also puts the counter back to 0 for the next launch.
+//   release  the partial stored before the count is visible to all who see it;
+//   acquire  the block that sees m sees every partial stored before the counts.
+// One atom.acq_rel does both (sm_70+). Older GPUs (CUDA 12 still builds for
+// them) need a full fence on each side of a plain atomicInc; -DCLASSIC_FENCES=1
+// builds that form on any GPU.
 __device__ unsigned int count_done(unsigned int *retired, unsigned int m)
 {
-#if CLASSIC_FENCES || __CUDA_ARCH__ < 700
-    __threadfence();                      // release: a full fence before the count
-    unsigned int old = atomicInc(retired, m);
-    if (old == m) __threadfence();        // acquire: a full fence after it, last block only
-    return old;
-#else
-    // The same order in one instruction: the atomic itself releases and acquires.
     unsigned int old;
+#if CLASSIC_FENCES || __CUDA_ARCH__ < 700
+    __threadfence();                   // release: the partial before the count
+    old = atomicInc(retired, m);
+    if (old == m) __threadfence();     // acquire: the partials after the count
+#else
     asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(retired), "r"(m) : "memory");
-    return old;
 #endif
+    return old;
 }
 
 // (b) fixed: *retired must be 0 before the first launch; each launch leaves it 0.
-__global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired,
-                                    float *out, int stream)
+__global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out)
 {
-    __shared__ bool last; // is this block the last one to finish?
-    float sum = block_sum(thread_sum(in, n, stream));
+    __shared__ bool last; // is this block the last one to count itself?
+    float v = block_sum(thread_sum(in, n)); // every thread calls block_sum
     if (threadIdx.x == 0) {
-        partials[blockIdx.x] = sum;
+        partials[blockIdx.x] = v;
         last = (count_done(retired, gridDim.x - 1) == gridDim.x - 1);
     }
-    __syncthreads(); // shares `last` (and thread 0's view of memory) with the whole block
+    __syncthreads(); // hands `last`, and what thread 0 acquired, to the whole block
     if (!last) return; // the same for every thread of the block: no barrier below is split
-
-    // The last block: thread t adds partials t, t + BLOCK_SIZE, ... in index
-    // order, then the fixed shuffle tree. Which block is last varies; the order does not.
-    // __ldcg reads through L2, where the other blocks' partials are, never an old L1 line.
-    // (block_sum's shared slots are reused safely: warp 0 read them before the barrier above.)
-    float v = 0.0f;
+    // Partials t, t + BLOCK_SIZE, ... in index order, then the same tree: which
+    // block is last varies, the order of the additions does not. __ldcg (read at
+    // L2, not L1) orders nothing: the acquire in count_done makes them visible.
+    v = 0.0f;
     for (unsigned int b = threadIdx.x; b < gridDim.x; b += BLOCK_SIZE) v += __ldcg(&partials[b]);
-    v = block_sum(v);
+    v = block_sum(v); // block_sum's slots are free again: warp 0 read them before the barrier above
     if (threadIdx.x == 0) *out = v;
 }
 
 // ---- launch ---------------------------------------------------------------
 
-static int g_max_blocks;        // SMs x resident blocks per SM, set in main
-static float *g_partials;       // one float per block
-static unsigned int *g_retired; // the blocks-done counter, zeroed once in main
+static int g_max_blocks;         // SMs x resident blocks per SM (set in main)
+static float *g_partials;        // one partial per block
+static unsigned int *g_retired;  // the blocks-done counter, zeroed once in main
 
-// One tile per block at most and no more blocks than fit at once: depends
-// only on n and the GPU, never on timing, so the fixed result is repeatable.
-// Evict-first loads pay for inputs about the size of L2 and cost 2-4% on
-// large ones (results/tune-lesson12-nvidia-h200.txt), so the choice depends on n.
-static int stream_for(size_t n) { return (double)n * sizeof(float) <= STREAM_BELOW_L2 * (double)g_dev.l2_bytes; }
-
-static int grid_for(size_t n)
+// Both finishes: lesson 11's grid, from n and the GPU only, never from timing.
+static void reduce_fixed(const float *d_in, size_t n, float *d_out)
 {
-    size_t tiles = (n / 4 + TILE - 1) / TILE;
-    int blocks = tiles < (size_t)g_max_blocks ? (int)tiles : g_max_blocks;
-    return blocks < 1 ? 1 : blocks;
+    if (n == 0) { // the sum of nothing is 0; nothing to launch
+        CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
+        return;
+    }
+    // A full GPU's worth of blocks, but none that would find no tile at all
+    // (one round of TILE float4s, 4 * TILE floats; n = 1000 gets 1 block).
+    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
+    int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
+    reduce_fixed_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch
+    CUDA_CHECK_LAST();
 }
 
 static void reduce_atomic(const float *d_in, size_t n, float *d_out)
 {
-    CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); // the atomics add into it; n == 0 ends here
+    CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); // the blocks add into it
     if (n == 0) return;
-    reduce_atomic_kernel<<<grid_for(n), BLOCK_SIZE>>>(d_in, n, d_out, stream_for(n));
-    CUDA_CHECK_LAST();
-}
-
-static void reduce_fixed(const float *d_in, size_t n, float *d_out)
-{
-    if (n == 0) { // nothing to read: the sum is 0, no kernel
-        CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
-        return;
-    }
-    reduce_fixed_kernel<<<grid_for(n), BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out, stream_for(n)); // the only launch
+    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // the same grid as reduce_fixed's
+    int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
+    reduce_atomic_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, d_out);
     CUDA_CHECK_LAST();
 }
 
@@ -228,27 +172,23 @@ static void reduce_fixed(const float *d_in, size_t n, float *d_out)
 
 static const LessonInfo info = {"12_single_pass", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
 
-// One run for one set of options. main() calls it once for every combination
-// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+// One run per combination of the listed -n, -s, -d, --offset and -b values.
 static int run(Options opt)
 {
-    Input in = make_input(&opt);
-
-    int per_sm_atomic = 0, per_sm_fixed = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_atomic, reduce_atomic_kernel, BLOCK_SIZE, 0));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_fixed, reduce_fixed_kernel, BLOCK_SIZE, 0));
-    // one grid rule for both variants, so they read exactly the same way
-    int per_sm = per_sm_atomic < per_sm_fixed ? per_sm_atomic : per_sm_fixed;
-    if (BLOCKS_PER_SM > 0 && BLOCKS_PER_SM < per_sm) per_sm = BLOCKS_PER_SM;
+    Input in = make_input(&opt); // also reads the SM count into g_dev
+    // One grid for both finishes, so that they read alike: the fixed kernel's.
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_kernel, BLOCK_SIZE, 0));
     if (per_sm < 1) per_sm = 1;
     g_max_blocks = g_dev.sm_count * per_sm;
+    if (!opt.csv)
+        printf("grid: %d SMs x %d resident blocks = at most %d blocks of %d threads\n", g_dev.sm_count, per_sm,
+               g_max_blocks, BLOCK_SIZE);
     CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g_retired, sizeof(unsigned int)));
     CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
-
     run_variant(&opt, &in, "atomic", reduce_atomic);
     run_variant(&opt, &in, "fixed", reduce_fixed);
-
     CUDA_CHECK(cudaFree(g_retired));
     CUDA_CHECK(cudaFree(g_partials));
     free_input(&in);

@@ -2,179 +2,238 @@
  * Lesson 13: thread block clusters -- blocks that add through each other's
  * shared memory (Hopper, sm_90 and newer).
  *
- * Since lesson 12: the grid runs in clusters of CLUSTER_SIZE blocks that the
- * hardware schedules together on the SMs of one GPC. A block can read a
- * peer's shared memory (distributed shared memory), so each cluster adds its
- * blocks' sums on chip and sends one atomicAdd to *out (zeroed by a memset):
- * CLUSTER_SIZE times fewer atomics than lesson 12's atomic variant. Variant
- * "block" runs the same kernel in clusters of 1, to measure what that buys.
- *
- * The flaw: clusters can only speed up the finish, a small part of the time
- * at large n (notes.md measures how small), and the atomic finish is again
- * not repeatable. Lesson 14 sets the libraries beside the best kernel so far.
+ * What changed since lesson 12: only the atomic finish. The grid now runs in
+ * clusters of 2, 4, 8 or 16 blocks, which the hardware places together on
+ * the SMs of one GPC; a block can read a peer's shared memory (distributed
+ * shared memory), so each cluster adds its blocks' sums on chip and sends
+ * one atomicAdd to *out: one atomic per cluster instead of one per block.
+ * The reading (thread_sum) and the grid rule are lesson 12's. Variants:
+ * cluster2 ... cluster16, block (the same kernel in clusters of 1: lesson
+ * 12's atomic finish) and fixed (lesson 12's last-block-done, unchanged).
+ * The flaw: a cluster must fit in one GPC, which can leave block slots empty
+ * (the "clusters of" lines), and the finish is a small share of the time.
+ * Lesson 14 sets the libraries beside lesson 12's kernels.
  * Builds for every arch; runs on sm_90+ only (elsewhere: SKIP, exit 0).
  *
  *     make lesson13 && ./lesson13
  */
 #include "harness.h"
-#include <cooperative_groups.h>
+#include <cooperative_groups.h> // cluster_group: this_cluster(), sync(), map_shared_rank()
 namespace cg = cooperative_groups;
 
-#define BLOCK_SIZE 256   // threads per block (compile time: -b must equal it)
-#define UNROLL 4         // float4 loads each thread issues before adding any
-#define CLUSTER_SIZE 8   // blocks per cluster: 8 is the portable maximum
+#define BLOCK_SIZE 512 // threads per block: a multiple of 32, 32..1024
+#ifndef UNROLL
+#define UNROLL 2       // float4 loads each thread issues before adding any (or -DUNROLL=...)
+#endif
 #define WARPS (BLOCK_SIZE / 32)
-#define TILE (BLOCK_SIZE * UNROLL)
+#define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per round
+#define FULL_MASK 0xffffffffu // all 32 lanes take part in every shuffle below
+
+#if BLOCK_SIZE < 32 || BLOCK_SIZE > 1024 || BLOCK_SIZE % 32 != 0 || UNROLL < 1
+#error "BLOCK_SIZE must be a multiple of 32 in 32..1024, UNROLL at least 1"
+#endif
 
 // ---- kernel ---------------------------------------------------------------
 
-__device__ float warp_sum(float v) // in lane 0; all 32 lanes take part
+// The sum of v over this warp's 32 lanes, in lane 0 (lesson 10); all 32 must call it.
+__device__ float warp_sum(float v)
 {
-    for (int offset = 16; offset > 0; offset >>= 1)
-        v += __shfl_down_sync(0xffffffffu, v, offset);
+    for (int offset = 16; offset > 0; offset >>= 1) // constant trip count: fully unrolled
+        v += __shfl_down_sync(FULL_MASK, v, offset);
     return v;
 }
 
-__device__ float block_sum(float v) // in thread 0; every thread of the block must call it
+// The sum of v over the block, in thread 0. Every thread of the block must
+// call it: all lanes of every warp shuffle, and all reach the barrier.
+__device__ float block_sum(float v)
 {
-    __shared__ float warp_sums[WARPS];
-    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    __shared__ float warp_sums[WARPS]; // one slot per warp, not one per thread
+    unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     v = warp_sum(v);
     if (lane == 0) warp_sums[warp] = v;
-    __syncthreads(); // every warp's slot is written before warp 0 reads them all
-    if (warp == 0) v = warp_sum(lane < WARPS ? warp_sums[lane] : 0.0f);
+    __syncthreads(); // the one barrier: every warp's slot written before warp 0 reads them
+    if (warp == 0) // the whole of warp 0: its 32 lanes shuffle together
+        v = warp_sum(lane < WARPS ? warp_sums[lane] : 0.0f); // lanes past the last warp add 0
+    // No barrier at the end: a second call must come after one (reduce_fixed_kernel).
     return v;
 }
 
-// Lesson 12's per-thread share: scalar head, float4 body, scalar tail.
+// This thread's share of in[0..n): lesson 12's (and 11's) head, float4 body, tail.
 __device__ float thread_sum(const float *in, size_t n)
 {
-    size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / sizeof(float); // 0..3 floats before a 16-byte boundary
+    // Floats before the first 16-byte boundary: 0, 3, 2 or 1 (never more than n).
+    size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / sizeof(float);
     if (head > n) head = n;
-    size_t nvec = (n - head) / 4, tail = n - head - 4 * nvec;
-    const float4 *body = (const float4 *)(in + head);
+    size_t nvec = (n - head) / 4;            // whole float4s in the body
+    size_t tail = n - head - 4 * nvec;       // 0..3 floats left after the body
+    const float4 *body = (const float4 *)(in + head); // 16-byte aligned; read only when nvec > 0
     float sum = 0.0f;
     if (blockIdx.x == 0 && threadIdx.x < head) sum += in[threadIdx.x];
     if (blockIdx.x == 0 && threadIdx.x < tail) sum += in[head + 4 * nvec + threadIdx.x];
+    // size_t: nvec may pass 2^31. The loop runs while all UNROLL of this
+    // thread's float4s exist; the last, partial round is guarded load by load.
     size_t i = (size_t)blockIdx.x * TILE + threadIdx.x;
     const size_t stride = (size_t)gridDim.x * TILE;
     for (; i + (UNROLL - 1) * BLOCK_SIZE < nvec; i += stride) {
         float4 v[UNROLL];
+        // __ldg: the read-only path (ld.global.nc): nothing writes the input meanwhile.
 #pragma unroll
-        for (int u = 0; u < UNROLL; u++) v[u] = __ldg(body + i + u * BLOCK_SIZE);
+        for (int u = 0; u < UNROLL; u++) v[u] = __ldg(&body[i + u * BLOCK_SIZE]); // independent: all in flight
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
     }
 #pragma unroll
     for (int u = 0; u < UNROLL; u++) {
         if (i + u * BLOCK_SIZE < nvec) {
-            float4 v = __ldg(body + i + u * BLOCK_SIZE);
+            float4 v = __ldg(&body[i + u * BLOCK_SIZE]);
             sum += (v.x + v.y) + (v.z + v.w);
         }
     }
     return sum;
 }
 
-// Launched in clusters (cudaLaunchKernelEx); *out must be 0 before the launch.
-// Device code for sm_90+ only: on older targets the body is empty (never run,
-// main() skips first), so the file still builds for every architecture.
+// (a) cluster: *out must be 0 before the launch, which is in clusters
+// (cudaLaunchKernelEx). sm_90 code only: for older targets the body is empty
+// (main() skips before any launch), so the file builds for every GPU.
 __global__ void reduce_cluster_kernel(const float *in, size_t n, float *out)
 {
 #if __CUDA_ARCH__ >= 900
-    __shared__ float block_total; // this block's sum, read by its cluster's rank 0
+    __shared__ float block_total; // this block's sum, read by rank 0 of its cluster
     cg::cluster_group cluster = cg::this_cluster();
-    float sum = block_sum(thread_sum(in, n));
-    if (threadIdx.x == 0) block_total = sum;
-    // Every thread of every block in the cluster arrives here (barrier.cluster):
-    // no peer's block_total is read before its owner has written it, and the
-    // barrier's release/acquire makes those writes visible across the SMs.
+    float v = block_sum(thread_sum(in, n)); // every thread calls block_sum
+    if (threadIdx.x == 0) block_total = v;
+    // Every thread of every block of the cluster arrives here before any goes
+    // on (barrier.cluster.arrive + wait, release/acquire): no total is read
+    // before its block has written it.
     cluster.sync();
-    if (cluster.block_rank() == 0 && threadIdx.x < 32) {
-        int lane = threadIdx.x;
-        float v = 0.0f;
-        if (lane < (int)cluster.num_blocks()) // lane r reads block r's total on r's SM (mapa, then a load)
-            v = *cluster.map_shared_rank(&block_total, lane);
-        v = warp_sum(v); // fixed order within the cluster
-        if (lane == 0) atomicAdd(out, v); // one atomic per cluster
+    if (cluster.block_rank() == 0 && threadIdx.x < 32) { // warp 0 of rank 0: lane r reads rank r's total
+        float t = threadIdx.x < cluster.num_blocks() ? *cluster.map_shared_rank(&block_total, threadIdx.x) : 0.0f;
+        t = warp_sum(t); // the same order in every run, within the cluster
+        if (threadIdx.x == 0) atomicAdd(out, t); // one atomic per cluster
     }
-    // Shared memory lives as long as its block: no block may exit while rank 0
-    // may still be reading its block_total, so all wait for rank 0 here.
+    // A block's shared memory lives only while the block does: none may exit
+    // while rank 0 may still read its block_total, so all wait for rank 0 here.
     cluster.sync();
-#else
-    (void)in; (void)n; (void)out;
 #endif
+}
+
+// Lesson 12's: counts the calling block done (release-acquire), returns the count before it.
+__device__ unsigned int count_done(unsigned int *retired, unsigned int m)
+{
+    unsigned int old;
+#if CLASSIC_FENCES || __CUDA_ARCH__ < 700
+    __threadfence();                   // release: the partial before the count
+    old = atomicInc(retired, m);
+    if (old == m) __threadfence();     // acquire: the partials after the count
+#else
+    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(retired), "r"(m) : "memory");
+#endif
+    return old;
+}
+
+// (b) fixed, lesson 12's: *retired must be 0 before the first launch; each launch leaves it 0.
+__global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out)
+{
+    __shared__ bool last; // is this block the last one to count itself?
+    float v = block_sum(thread_sum(in, n)); // every thread calls block_sum
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = v;
+        last = (count_done(retired, gridDim.x - 1) == gridDim.x - 1);
+    }
+    __syncthreads(); // hands `last`, and what thread 0 acquired, to the whole block
+    if (!last) return; // the same for every thread of the block: no barrier below is split
+    // Partials in index order (__ldcg: at L2; the acquire in count_done orders them).
+    v = 0.0f;
+    for (unsigned int b = threadIdx.x; b < gridDim.x; b += BLOCK_SIZE) v += __ldcg(&partials[b]);
+    v = block_sum(v); // block_sum's slots are free again: warp 0 read them before the barrier above
+    if (threadIdx.x == 0) *out = v;
 }
 
 // ---- launch ---------------------------------------------------------------
 
-static int g_max_clusters[CLUSTER_SIZE + 1]; // clusters that fit on the GPU at once, by cluster size
+static int g_max_blocks;         // SMs x resident blocks per SM (set in main)
+static float *g_partials;        // one partial per block
+static unsigned int *g_retired;  // the blocks-done counter, zeroed once in main
+static int g_cluster, g_cluster_blocks; // blocks per cluster, and blocks of such clusters that fit at once
 
-// The launch configuration: grid of `blocks` blocks in clusters of cluster_size.
-// attr must outlive cfg (cfg points at it).
-static cudaLaunchConfig_t cluster_config(int blocks, int cluster_size, cudaLaunchAttribute *attr)
+// Both finishes: lesson 11's grid, from n and the GPU only, never from timing.
+static void reduce_fixed(const float *d_in, size_t n, float *d_out)
 {
-    cudaLaunchConfig_t cfg = {}; // every field not set below is 0
-    cfg.gridDim = dim3(blocks, 1, 1);
-    cfg.blockDim = dim3(BLOCK_SIZE, 1, 1);
-    cfg.dynamicSmemBytes = 0;
-    cfg.stream = 0;
-    attr->id = cudaLaunchAttributeClusterDimension;
-    attr->val.clusterDim.x = cluster_size;
-    attr->val.clusterDim.y = 1;
-    attr->val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    return cfg;
-}
-
-static void reduce_clusters_of(const float *d_in, size_t n, float *d_out, int cluster_size)
-{
-    CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); // the atomics add into it; n == 0 ends here
-    if (n == 0) return;
-    // At most one tile per block, whole clusters, no more clusters than fit at once.
-    size_t tiles = (n / 4 + TILE - 1) / TILE;
-    size_t clusters = (tiles + cluster_size - 1) / cluster_size;
-    if (clusters > (size_t)g_max_clusters[cluster_size]) clusters = (size_t)g_max_clusters[cluster_size];
-    if (clusters < 1) clusters = 1;
-    cudaLaunchAttribute attr;
-    cudaLaunchConfig_t cfg = cluster_config((int)clusters * cluster_size, cluster_size, &attr);
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, reduce_cluster_kernel, d_in, n, d_out));
+    if (n == 0) { // the sum of nothing is 0; nothing to launch
+        CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
+        return;
+    }
+    // A full GPU's worth of blocks, but none that would find no tile at all
+    // (one round of TILE float4s, 4 * TILE floats; n = 1000 gets 1 block).
+    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
+    int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
+    reduce_fixed_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch
     CUDA_CHECK_LAST();
 }
 
-static void reduce_cluster(const float *d_in, size_t n, float *d_out) { reduce_clusters_of(d_in, n, d_out, CLUSTER_SIZE); }
-static void reduce_block(const float *d_in, size_t n, float *d_out) { reduce_clusters_of(d_in, n, d_out, 1); }
+// A launch of `blocks` blocks in clusters of g_cluster; attr must outlive it.
+static cudaLaunchConfig_t cluster_config(int blocks, cudaLaunchAttribute *attr)
+{
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim = {(unsigned int)g_cluster, 1, 1};
+    return {dim3(blocks), dim3(BLOCK_SIZE), 0, 0, attr, 1}; // grid, block, no dynamic shared memory, stream 0
+}
+
+static void reduce_cluster(const float *d_in, size_t n, float *d_out)
+{
+    CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); // the blocks add into it
+    if (n == 0) return;
+    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // the same grid as reduce_fixed's
+    int blocks = wanted < (size_t)g_cluster_blocks ? (int)wanted : g_cluster_blocks; // ... capped at what fits
+    blocks = (blocks + g_cluster - 1) / g_cluster * g_cluster; // in whole clusters (g_cluster_blocks is whole)
+    cudaLaunchAttribute attr;
+    cudaLaunchConfig_t cfg = cluster_config(blocks, &attr);
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, reduce_cluster_kernel, d_in, n, d_out));
+    CUDA_CHECK_LAST();
+}
 
 // ---- main -----------------------------------------------------------------
 
 static const LessonInfo info = {"13_thread_block_clusters", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
 
-// One run for one set of options. main() calls it once for every combination
-// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+// One run per combination of the listed -n, -s, -d, --offset and -b values.
 static int run(Options opt)
 {
-    Input in = make_input(&opt); // also finds the GPU (g_dev), which require_sm90 reads
+    Input in = make_input(&opt); // also reads the SM count into g_dev
     require_sm90();              // older GPU: prints SKIP and exits 0
-
-    int sizes[2] = {CLUSTER_SIZE, 1};
-    for (int k = 0; k < 2; k++) {
-        cudaLaunchAttribute attr;
-        cudaLaunchConfig_t cfg = cluster_config(sizes[k], sizes[k], &attr);
-        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&g_max_clusters[sizes[k]], reduce_cluster_kernel, &cfg));
-        if (g_max_clusters[sizes[k]] < 1) {
-            fprintf(stderr, "%s: a cluster of %d blocks of %d threads does not fit on %s\n", opt.lesson, sizes[k],
-                    BLOCK_SIZE, g_dev.name);
-            return 1;
-        }
-    }
-
+    // One grid for both finishes, so that they read alike: the fixed kernel's.
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_kernel, BLOCK_SIZE, 0));
+    if (per_sm < 1) per_sm = 1;
+    g_max_blocks = g_dev.sm_count * per_sm;
     if (!opt.csv)
-        printf("fit at once: %d clusters of %d blocks (%d blocks), %d clusters of 1\n", g_max_clusters[CLUSTER_SIZE],
-               CLUSTER_SIZE, g_max_clusters[CLUSTER_SIZE] * CLUSTER_SIZE, g_max_clusters[1]);
-
-    run_variant(&opt, &in, "cluster", reduce_cluster);
-    run_variant(&opt, &in, "block", reduce_block);
-
+        printf("grid: %d SMs x %d resident blocks = at most %d blocks of %d threads\n", g_dev.sm_count, per_sm,
+               g_max_blocks, BLOCK_SIZE);
+    CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g_retired, sizeof(unsigned int)));
+    CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
+    run_variant(&opt, &in, "fixed", reduce_fixed);
+    // The cluster finish in clusters of 1, 2, 4, 8 and 16 blocks. 16 is beyond
+    // the portable 8 and must be allowed first. A cluster's blocks must all be
+    // resident at once in one GPC, so fewer blocks may fit than SMs x per_sm.
+    CUDA_CHECK(cudaFuncSetAttribute(reduce_cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    const char *names[] = {"block", "cluster2", "cluster4", "cluster8", "cluster16"};
+    int slots = 0; // blocks that fit at once in clusters of 1: every block slot
+    for (int k = 0; k < 5; k++) {
+        g_cluster = 1 << k;
+        cudaLaunchAttribute attr;
+        cudaLaunchConfig_t cfg = cluster_config(g_cluster, &attr);
+        int clusters = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, reduce_cluster_kernel, &cfg));
+        g_cluster_blocks = clusters * g_cluster;
+        if (k == 0) slots = g_cluster_blocks;
+        if (!opt.csv)
+            printf("clusters of %2d: %4d fit at once = %4d blocks, %3d of %d block slots idle\n", g_cluster, clusters,
+                   g_cluster_blocks, slots - g_cluster_blocks, slots);
+        if (clusters > 0) run_variant(&opt, &in, names[k], reduce_cluster);
+    }
+    CUDA_CHECK(cudaFree(g_retired));
+    CUDA_CHECK(cudaFree(g_partials));
     free_input(&in);
     return 0;
 }

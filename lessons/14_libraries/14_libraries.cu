@@ -1,34 +1,50 @@
 // link: -lcublas
+// uses: cccl
 /*
  * Lesson 14: the libraries -- CUB, Thrust and cuBLAS beside our best kernel.
  *
- * Since lesson 13: no new kernel. The same process times five ways to sum
- * the same input at the -n given (make bench sweeps n = 2^10..2^30):
- *   cub          cub::DeviceReduce::Sum, temp storage sized and allocated once,
- *                outside the timer (two kernels above a few thousand items).
- *   thrust       thrust::reduce: the one-line call. Each call allocates temp
- *                storage, launches, copies the sum to the host (a sync) and
- *                frees; we copy the host value back to *d_out for the check.
- *   cublas_asum  cublasSasum: the sum of |x|, a different function (BLAS has
- *                no plain sum); checked against sum|x|, not the sum.
- *   ours_atomic  lesson 12's single-pass kernels with its defaults, copied in:
- *   ours_fixed   the atomic finish (a memset, then one atomicAdd per block)
- *                and the deterministic one (last block done).
- * What to learn: what each call costs besides the reading itself (launches,
- * temp storage, allocation, host round trips) and when a library is the
- * right call. Lesson 15 asks what the float answers are worth.
+ * Since lesson 13: no new kernel. One process times every way to sum the
+ * same input at the -n given (make bench sweeps n = 2^10..2^30), each paired
+ * with the kernel of ours that gives the same guarantee:
+ *   cub          cub::DeviceReduce::Sum, the classic call: temp storage sized
+ *                and allocated once, outside the timer. Run to run the same
+ *                bits (two kernels above a few thousand items).
+ *   ours_fixed   lesson 12's last-block-done kernel: the same guarantee, one kernel.
+ *   ours_atomic  lesson 12's atomic finish: a memset, one kernel, last bits vary.
+ *   thrust       thrust::reduce: allocates, launches, copies the sum to the
+ *                host (a sync) and frees, every call.
+ *   cublas_asum  cublasSasum: sum of |x|, another function (BLAS has no plain
+ *                sum); checked against sum |x|.
+ * With CUB 3.1 or newer (CCCL_HOME, or a toolkit that ships it), the
+ * determinism a caller asks for through an execution environment:
+ *   cccl_not_guaranteed  one kernel with atomics, like ours_atomic;
+ *   cccl_run_to_run      CUB's default, like ours_fixed;
+ *   cccl_gpu_to_gpu      the same bits on every GPU (lesson 15 has ours);
+ *   cccl_not_guaranteed_alloc  the first, called the one-line way: CUB then
+ *                allocates and frees its scratch inside every call.
+ * The first three get their scratch from a memory resource that hands out a
+ * buffer sized before the timing: no allocation is timed.
  *
  *     make lesson14 && ./lesson14 -n 2^24
+ *     make lesson14 CCCL_HOME=/path/to/cccl && ./lesson14 -n 2^20,2^24,2^28
  */
 #include "harness.h"
 #include <cub/device/device_reduce.cuh>
+#include <cub/version.cuh>
 #include <thrust/device_ptr.h>
 #include <thrust/execution_policy.h>
 #include <thrust/reduce.h>
 #include <cublas_v2.h>
+#if CUB_VERSION >= 300100 // determinism levels through an execution environment
+#define HAVE_DETERMINISM 1
+#include <cuda/std/execution>
+#include <cuda/stream_ref>
+#else
+#define HAVE_DETERMINISM 0
+#endif
 
-#define BLOCK_SIZE 512 // ours: threads per block (compile time: -b must equal it)
-#define UNROLL 2       // ours: float4 loads in flight per thread
+#define BLOCK_SIZE 512    // ours: threads per block (compile time: -b must equal it)
+#define UNROLL 2          // ours: float4 loads in flight per thread
 #define STREAM_BELOW_L2 2 // ours: evict-first loads for inputs up to 2 x L2
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL)
@@ -43,7 +59,7 @@
         }                                                                                     \
     } while (0)
 
-// ---- kernels: lesson 12's two variants with its default tunables --------
+// ---- kernels: lesson 12's two finishes, copied in -------------------------
 
 // stream: uniform for the whole grid; __ldcs is evict-first, __ldg the read-only path.
 #define LOAD4(p) (stream ? __ldcs(p) : __ldg(p))
@@ -100,8 +116,9 @@ __global__ void reduce_atomic_kernel(const float *in, size_t n, float *out, int 
     if (threadIdx.x == 0) atomicAdd(out, sum); // one per block, in any order
 }
 
-// atomicInc that releases (this thread's partial is visible before the count)
-// and acquires (the last block sees every partial); lesson 12 explains it.
+// Lesson 12's counter: an atomicInc that releases (this thread's partial is
+// visible before the count) and acquires (the block that sees m sees every
+// partial), and wraps back to 0 for the next launch. Returns the old count.
 __device__ unsigned int count_done(unsigned int *retired, unsigned int m)
 {
 #if __CUDA_ARCH__ < 700
@@ -123,21 +140,21 @@ __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, 
     float sum = block_sum(thread_sum(in, n, stream));
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = sum;
-        last = (count_done(retired, gridDim.x - 1) == gridDim.x - 1); // the last one wraps it to 0
+        last = (count_done(retired, gridDim.x - 1) == gridDim.x - 1);
     }
     __syncthreads(); // shares `last`; warp 0 is done with warp_sums before block_sum reuses them
     if (!last) return;
     float v = 0.0f;
-    for (unsigned int b = threadIdx.x; b < gridDim.x; b += BLOCK_SIZE) v += __ldcg(&partials[b]); // fixed order, via L2
+    for (unsigned int b = threadIdx.x; b < gridDim.x; b += BLOCK_SIZE) v += __ldcg(&partials[b]); // fixed order
     v = block_sum(v);
     if (threadIdx.x == 0) *out = v;
 }
 
 // ---- launch ---------------------------------------------------------------
 
-static void *g_cub_temp;        // CUB's temp storage, allocated once in main
+static void *g_cub_temp;        // CUB's temp storage, allocated once per n
 static size_t g_cub_temp_bytes;
-static cublasHandle_t g_cublas; // created once in main: creating one costs far more than a sum
+static cublasHandle_t g_cublas; // created once: creating one costs far more than a sum
 static int g_max_blocks;        // ours: SMs x resident blocks per SM
 static float *g_partials;
 static unsigned int *g_retired;
@@ -174,17 +191,81 @@ static void reduce_thrust(const float *d_in, size_t n, float *d_out)
 static void reduce_cublas_asum(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { write_zero(d_out); return; }
-    // sum |x[i]|, 64-bit n. Pointer mode device (set in main): the result goes
+    // sum |x[i]|, 64-bit n. Pointer mode device (set in run): the result goes
     // straight to d_out and the call does not wait for it.
     CUBLAS_CHECK(cublasSasum_64(g_cublas, (int64_t)n, d_in, 1, d_out));
 }
 
-// Lesson 12's grid rule: one tile per block at most, no more blocks than fit at once.
+#if HAVE_DETERMINISM
+// The environment API (CUB 3.1+) takes no temp-storage pointer: on every call
+// it asks a memory resource for its scratch, and by default that is
+// cudaMallocAsync and cudaFreeAsync. A resource of our own hands out one
+// buffer instead, sized by the first, untimed call for this n; a timed call
+// that needed more would be an error, never a hidden allocation.
+static void *g_scratch;
+static size_t g_scratch_bytes;
+static int g_scratch_sized; // set once the untimed first calls are done
+
+static void *scratch_for(size_t bytes)
+{
+    if (bytes > g_scratch_bytes) {
+        if (g_scratch_sized) { fprintf(stderr, "lesson14: CUB asked for more scratch after sizing\n"); exit(1); }
+        CUDA_CHECK(cudaFree(g_scratch)); // waits for the GPU: only ever before the timing
+        CUDA_CHECK(cudaMalloc(&g_scratch, bytes));
+        g_scratch_bytes = bytes;
+    }
+    return g_scratch;
+}
+
+// The member functions a cuda::mr resource must have, with and without a stream.
+struct Scratch {
+    void *allocate(cuda::stream_ref, size_t bytes, size_t) { return scratch_for(bytes); }
+    void deallocate(cuda::stream_ref, void *, size_t, size_t) noexcept {}
+    void *allocate_sync(size_t bytes, size_t) { return scratch_for(bytes); }
+    void deallocate_sync(void *, size_t, size_t) noexcept {}
+    bool operator==(const Scratch &) const { return true; }
+    bool operator!=(const Scratch &) const { return false; }
+};
+
+// The determinism level and our resource, as one environment; the stream is
+// the default one (as for every variant here).
+#define CCCL_ENV(level)                                                                     \
+    cuda::std::execution::env{cuda::execution::require(cuda::execution::determinism::level), \
+                              cuda::std::execution::prop{cuda::mr::get_memory_resource, Scratch{}}}
+// One call, 32-bit count when n fits (as cub_sum does).
+#define CCCL_SUM(d_in, d_out, n, env)                                                     \
+    ((n) <= 0x7FFFFFFF ? cub::DeviceReduce::Sum((d_in), (d_out), (int)(n), (env))          \
+                       : cub::DeviceReduce::Sum((d_in), (d_out), (unsigned long long)(n), (env)))
+
+static void reduce_cccl_not_guaranteed(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { write_zero(d_out); return; }
+    CUDA_CHECK(CCCL_SUM(d_in, d_out, n, CCCL_ENV(not_guaranteed))); // a memset of *d_out, then one kernel
+}
+static void reduce_cccl_run_to_run(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { write_zero(d_out); return; }
+    CUDA_CHECK(CCCL_SUM(d_in, d_out, n, CCCL_ENV(run_to_run))); // the default's two kernels
+}
+static void reduce_cccl_gpu_to_gpu(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { write_zero(d_out); return; }
+    CUDA_CHECK(CCCL_SUM(d_in, d_out, n, CCCL_ENV(gpu_to_gpu))); // a reproducible accumulator
+}
+// The one-line form: no resource given, so CUB allocates and frees per call.
+static void reduce_cccl_not_guaranteed_alloc(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { write_zero(d_out); return; }
+    CUDA_CHECK(CCCL_SUM(d_in, d_out, n, cuda::execution::require(cuda::execution::determinism::not_guaranteed)));
+}
+#endif
+
+// Lesson 12's grid rule: a full GPU's worth of blocks, but none that would
+// find no tile (4 * TILE floats) to read.
 static int ours_grid(size_t n)
 {
-    size_t tiles = (n / 4 + TILE - 1) / TILE;
-    int blocks = tiles < (size_t)g_max_blocks ? (int)tiles : g_max_blocks;
-    return blocks < 1 ? 1 : blocks;
+    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
+    return wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
 }
 static int ours_stream(size_t n) { return (double)n * sizeof(float) <= STREAM_BELOW_L2 * (double)g_dev.l2_bytes; }
 
@@ -212,6 +293,12 @@ static const LessonInfo info = {"14_libraries", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_
 static int run(Options opt)
 {
     Input in = make_input(&opt);
+    static int said; // the one-line note about CUB, once per process
+    if (!said++)
+        fprintf(opt.csv ? stderr : stdout, "# CUB %d.%d.%d: %s\n", CUB_VERSION / 100000, CUB_VERSION / 100 % 1000,
+                CUB_VERSION % 100,
+                HAVE_DETERMINISM ? "cccl_* rows: determinism levels through an execution environment"
+                                 : "cccl_* rows skipped (they need CUB 3.1 or newer: make lesson14 CCCL_HOME=DIR)");
 
     // Everything a library needs besides the call itself, outside the timer.
     CUDA_CHECK(cub_sum(NULL, &g_cub_temp_bytes, in.d_in, NULL, in.n)); // query only
@@ -227,16 +314,42 @@ static int run(Options opt)
     CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g_retired, sizeof(unsigned int)));
     CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
+#if HAVE_DETERMINISM
+    g_scratch_sized = 0; // one untimed call of each level sizes the scratch for this n
+    reduce_cccl_not_guaranteed(in.d_in, in.n, g_out);
+    reduce_cccl_run_to_run(in.d_in, in.n, g_out);
+    reduce_cccl_gpu_to_gpu(in.d_in, in.n, g_out);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    g_scratch_sized = 1;
+#endif
 
-    run_variant(&opt, &in, "cub", reduce_cub);
-    run_variant(&opt, &in, "thrust", reduce_thrust);
     Input abs_in = in; // cublasSasum computes sum|x|: check it against that
     abs_in.expected = in.sum_abs;
-    abs_in.tol = 1e-5 * in.sum_abs; // a sum of positives rounds even for ints above 2^24
-    run_variant(&opt, &abs_in, "cublas_asum", reduce_cublas_asum);
-    run_variant(&opt, &in, "ours_atomic", reduce_ours_atomic);
-    run_variant(&opt, &in, "ours_fixed", reduce_ours_fixed);
+    abs_in.tol = tolerance_for(in.sum_abs, in.sum_abs); // a sum of positives rounds even for ints above 2^24
 
+    // Like beside like: each library call next to the kernel with its guarantee,
+    // all timed in turns (round k starts with variant k % count), so that no
+    // variant always runs first and every one sees the same clock and L2 state.
+    SumVariant v[] = {
+        {"cub", reduce_cub, &in},
+        {"ours_fixed", reduce_ours_fixed, &in},
+        {"ours_atomic", reduce_ours_atomic, &in},
+#if HAVE_DETERMINISM
+        {"cccl_run_to_run", reduce_cccl_run_to_run, &in},
+        {"cccl_not_guaranteed", reduce_cccl_not_guaranteed, &in},
+        {"cccl_gpu_to_gpu", reduce_cccl_gpu_to_gpu, &in},
+        {"cccl_not_guaranteed_alloc", reduce_cccl_not_guaranteed_alloc, &in},
+#endif
+        {"thrust", reduce_thrust, &in},
+        {"cublas_asum", reduce_cublas_asum, &abs_in},
+    };
+    run_variants(&opt, v, (int)(sizeof v / sizeof v[0]));
+
+#if HAVE_DETERMINISM
+    CUDA_CHECK(cudaFree(g_scratch));
+    g_scratch = NULL;
+    g_scratch_bytes = 0;
+#endif
     CUDA_CHECK(cudaFree(g_retired));
     CUDA_CHECK(cudaFree(g_partials));
     CUBLAS_CHECK(cublasDestroy(g_cublas));

@@ -1,15 +1,20 @@
+// uses: cccl
 /*
- * Lesson 15: the same sum every run, and how close it is to the truth.
+ * Lesson 15: the same sum every run, on every GPU, and how close it is to the truth.
  *
  * What changed since lesson 14: nothing gets faster. Lesson 12's single-pass
- * kernel comes back in four versions that differ only in how they add:
+ * kernel comes back in versions that differ only in how they add:
  * "atomic" (fp32, one atomicAdd per block), "fixed" (fp32, the last block adds
  * the block partials in a fixed order), "kahan" (fixed order; each thread
- * carries a Neumaier compensation term) and "fp64" (fixed order, doubles from
- * the first add to the last). CUB's DeviceReduce::Sum runs beside them. Human
- * mode then prints a table: distinct bit patterns over 100 runs, and each
- * one's error against an EXACT reference on three inputs, from well- to
- * badly-conditioned, next to its GB/s.
+ * carries a Neumaier compensation term), "fp64" (fixed order, doubles from
+ * the first add to the last) and "gpu_to_gpu" (fp32 in an order fixed by n
+ * alone: fixed-size chunks of the input, each summed by one warp in a fixed
+ * tree, then the chunk sums in a fixed tree; no grid, block size, SM count or
+ * occupancy changes it, so every GPU gives the same bits). CUB's
+ * DeviceReduce::Sum runs beside them, and with CUB 3.1 or newer its
+ * gpu_to_gpu level too. Human mode then prints a table: distinct bit patterns
+ * over 100 runs, and each one's error against an EXACT reference on three
+ * inputs, from well- to badly-conditioned, next to its GB/s.
  *
  * The flaw that remains: the compensation stops at the thread; the tree above
  * it adds plain floats (the exercise carries it up). And every lesson so far
@@ -20,11 +25,21 @@
  */
 #include "harness.h"
 #include <cub/device/device_reduce.cuh>
+#include <cub/version.cuh>
+#if CUB_VERSION >= 300100 // determinism levels through an execution environment (lesson 14)
+#define HAVE_DETERMINISM 1
+#include <cuda/std/execution>
+#include <cuda/stream_ref>
+#else
+#define HAVE_DETERMINISM 0
+#endif
 
 #define UNROLL 4          // float4 loads in flight per thread and trip (lesson 11)
 #define REPEATS 100       // runs per variant for the bit-pattern count
 #define REPEATS_CHECK 20  // the same under --check
 #define CANCEL_BITS 20    // the "cancel" input is integers times 2^-20
+#define CHUNKS_MAX 8192   // gpu_to_gpu: at most this many chunk sums
+#define FINISH_LANES 256  // gpu_to_gpu: the chunk sums are added by this many logical lanes
 
 enum { ACC_FP32 = 0, ACC_KAHAN = 1, ACC_FP64 = 2 };
 enum { FINISH_ATOMIC = 0, FINISH_FIXED = 1 };
@@ -115,6 +130,23 @@ __device__ __forceinline__ double block_total(Acc a, int mode)
     return (double)v; // a float in a double: exact
 }
 
+// Lesson 12's counter: an atomicInc that releases (the partials this block
+// stored are visible before its count) and acquires (the block that sees m
+// sees every partial), and wraps back to 0 for the next launch. Returns the old count.
+__device__ unsigned int count_done(unsigned int *counter, unsigned int m)
+{
+#if __CUDA_ARCH__ < 700
+    __threadfence();
+    unsigned int old = atomicInc(counter, m);
+    if (old == m) __threadfence();
+    return old;
+#else
+    unsigned int old;
+    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(m) : "memory");
+    return old;
+#endif
+}
+
 __device__ __forceinline__ void reduce_body(const float *in, size_t n, int mode, int finish, double *partials,
                                             unsigned int *counter, float *out)
 {
@@ -127,12 +159,10 @@ __device__ __forceinline__ void reduce_body(const float *in, size_t n, int mode,
         if (threadIdx.x == 0) atomicAdd(out, (float)total);
         return;
     }
-    __shared__ int am_last;
+    __shared__ bool am_last;
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = total;
-        __threadfence(); // release: our partial is visible device-wide before the counter counts it
-        am_last = atomicAdd(counter, 1u) == gridDim.x - 1;
-        if (am_last) __threadfence(); // acquire: every counted partial is visible to the reads below
+        am_last = count_done(counter, gridDim.x - 1) == gridDim.x - 1; // lesson 12's counter
     }
     __syncthreads(); // publishes am_last; the slots of block_total are free again
     if (!am_last) return;
@@ -146,10 +176,7 @@ __device__ __forceinline__ void reduce_body(const float *in, size_t n, int mode,
         else acc_add(&b, (float)p, mode); // fp32 and kahan partials are floats: exact
     }
     total = block_total(b, mode);
-    if (threadIdx.x == 0) {
-        *out = (float)total;
-        *counter = 0; // every block has counted: ready for the next launch
-    }
+    if (threadIdx.x == 0) *out = (float)total; // count_done left the counter at 0 for the next launch
 }
 
 #define KERNEL_ARGS const float *in, size_t n, double *partials, unsigned int *counter, float *out
@@ -158,14 +185,94 @@ __global__ void sum_fixed_kernel(KERNEL_ARGS) { reduce_body(in, n, ACC_FP32, FIN
 __global__ void sum_kahan_kernel(KERNEL_ARGS) { reduce_body(in, n, ACC_KAHAN, FINISH_FIXED, partials, counter, out); }
 __global__ void sum_fp64_kernel(KERNEL_ARGS) { reduce_body(in, n, ACC_FP64, FINISH_FIXED, partials, counter, out); }
 
+// ---- the same bits on every GPU -------------------------------------------
+// "fixed" repeats on one GPU only: its grid comes from the SM count and the
+// occupancy, and the grid decides which elements each thread adds. Here the
+// order is a function of n (and the input's alignment) alone:
+//   the float4 body is cut into chunks of 32 x k float4s, k from n alone;
+//   chunk c is summed by one warp: lane l adds float4s l, l + 32, ... of the
+//   chunk in that order, then the fixed shuffle tree adds the 32 lane sums;
+//   the last block adds the chunk sums: logical lane f (of FINISH_LANES)
+//   takes chunk sums f, f + FINISH_LANES, ..., then a fixed tree, then the
+//   scalar head and tail.
+// Which warp takes which chunk, and how many warps there are, changes no add.
+
+// float4s per lane in a chunk: a power of two >= UNROLL, the smallest that
+// keeps the chunk count <= CHUNKS_MAX.
+__host__ __device__ static inline size_t chunk_steps(size_t n4)
+{
+    size_t k = UNROLL;
+    while (k * 32 * CHUNKS_MAX < n4) k *= 2;
+    return k;
+}
+
+// Any grid, any block size that is a multiple of 32; *counter 0 before the first launch.
+__global__ void sum_gpu_to_gpu_kernel(const float *in, size_t n, float *chunk_sums, unsigned int *counter, float *out)
+{
+    size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / 4;
+    if (head > n) head = n;
+    const float4 *body = (const float4 *)(in + head);
+    size_t n4 = (n - head) / 4, tail = head + 4 * n4;
+    size_t k = chunk_steps(n4), chunk4 = 32 * k, chunks = (n4 + chunk4 - 1) / chunk4;
+    unsigned int lane = threadIdx.x & 31;
+    size_t warp = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5, warps = ((size_t)gridDim.x * blockDim.x) >> 5;
+    for (size_t c = warp; c < chunks; c += warps) { // the same bound for all 32 lanes: full-mask shuffles below
+        const float4 *p = body + c * chunk4 + lane;
+        size_t left = n4 - c * chunk4; // float4s from the chunk's start to the body's end
+        float s = 0.0f;
+        if (left >= chunk4) { // a whole chunk: UNROLL loads in flight, added in j order
+            for (size_t j = 0; j < k; j += UNROLL) {
+                float4 v[UNROLL];
+#pragma unroll
+                for (int u = 0; u < UNROLL; u++) v[u] = __ldg(p + (j + u) * 32);
+#pragma unroll
+                for (int u = 0; u < UNROLL; u++) s += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+            }
+        } else { // the last, short chunk: the same order, one load at a time
+            for (size_t j = 0; j * 32 + lane < left; j++) {
+                float4 v = __ldg(p + j * 32);
+                s += (v.x + v.y) + (v.z + v.w);
+            }
+        }
+        s = warp_sum_f(s);
+        if (lane == 0) chunk_sums[c] = s;
+    }
+    // Every warp of the block has stored its chunk sums before thread 0
+    // counts the block: the barrier orders them before its release.
+    __syncthreads();
+    __shared__ bool am_last;
+    if (threadIdx.x == 0) am_last = count_done(counter, gridDim.x - 1) == gridDim.x - 1;
+    __syncthreads(); // publishes am_last
+    if (!am_last) return;
+    __shared__ float lanes[FINISH_LANES];
+    for (unsigned int f = threadIdx.x; f < FINISH_LANES; f += blockDim.x) { // any blockDim: the same lanes
+        float s = 0.0f;
+#pragma unroll 8
+        for (size_t c = f; c < chunks; c += FINISH_LANES) s += __ldcg(&chunk_sums[c]); // via L2, in c order
+        lanes[f] = s;
+    }
+    __syncthreads(); // every logical lane's sum is in shared memory
+    if (threadIdx.x < 32) {
+        float s = 0.0f;
+        for (int i = 0; i < FINISH_LANES / 32; i++) s += lanes[lane * (FINISH_LANES / 32) + i];
+        s = warp_sum_f(s);
+        if (lane == 0) {
+            for (size_t i = 0; i < head; i++) s += in[i];
+            for (size_t i = tail; i < n; i++) s += in[i];
+            *out = s;
+        }
+    }
+}
+
 // ---- launch ---------------------------------------------------------------
 
-enum { V_ATOMIC, V_FIXED, V_KAHAN, V_FP64, V_CUB, NUM_VARIANTS };
-static const char *const g_name[NUM_VARIANTS] = {"atomic", "fixed", "kahan", "fp64", "cub"};
+enum { V_ATOMIC, V_FIXED, V_KAHAN, V_FP64, V_G2G, V_CUB, V_CCCL_G2G, NUM_VARIANTS };
+static const char *const g_name[NUM_VARIANTS] = {"atomic", "fixed", "kahan", "fp64", "gpu_to_gpu", "cub", "cccl_gpu_to_gpu"};
 typedef void (*sum_kernel)(KERNEL_ARGS);
-static sum_kernel const g_kernel[V_CUB] = {sum_atomic_kernel, sum_fixed_kernel, sum_kahan_kernel, sum_fp64_kernel};
-static int g_block, g_max_blocks[V_CUB]; // SMs x resident blocks, per kernel (occupancy API)
+static sum_kernel const g_kernel[V_G2G] = {sum_atomic_kernel, sum_fixed_kernel, sum_kahan_kernel, sum_fp64_kernel};
+static int g_block, g_max_blocks[V_G2G + 1]; // SMs x resident blocks, per kernel (occupancy API)
 static double *g_partials;
+static float *g_chunk_sums; // gpu_to_gpu: CHUNKS_MAX floats
 static unsigned int *g_counter;
 static void *g_cub_temp;
 static size_t g_cub_bytes;
@@ -191,13 +298,65 @@ static void sum_fixed_order(int v, const float *d_in, size_t n, float *d_out)
 static void sum_fixed(const float *d_in, size_t n, float *d_out) { sum_fixed_order(V_FIXED, d_in, n, d_out); }
 static void sum_kahan(const float *d_in, size_t n, float *d_out) { sum_fixed_order(V_KAHAN, d_in, n, d_out); }
 static void sum_fp64(const float *d_in, size_t n, float *d_out) { sum_fixed_order(V_FP64, d_in, n, d_out); }
+
+// gpu_to_gpu with a given grid and block (the shape check below varies both);
+// blocks <= 0: one warp per chunk, at most as many blocks as fit at once.
+static void launch_gpu_to_gpu(const float *d_in, size_t n, float *d_out, int blocks, int block)
+{
+    if (blocks <= 0) {
+        size_t head = ((16 - ((uintptr_t)d_in & 15)) & 15) / 4, n4 = n > head ? (n - head) / 4 : 0;
+        size_t chunk4 = 32 * chunk_steps(n4), chunks = (n4 + chunk4 - 1) / chunk4;
+        size_t want = (chunks + block / 32 - 1) / (block / 32);
+        blocks = want < (size_t)g_max_blocks[V_G2G] ? (int)(want > 0 ? want : 1) : g_max_blocks[V_G2G];
+    }
+    sum_gpu_to_gpu_kernel<<<blocks, block>>>(d_in, n, g_chunk_sums, g_counter, d_out);
+    CUDA_CHECK_LAST();
+}
+static void sum_gpu_to_gpu(const float *d_in, size_t n, float *d_out) { launch_gpu_to_gpu(d_in, n, d_out, 0, g_block); }
+
 static void sum_cub(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); return; }
     size_t bytes = g_cub_bytes; // temp storage allocated once, outside the timing
     CUDA_CHECK(cub::DeviceReduce::Sum(g_cub_temp, bytes, d_in, d_out, n));
 }
-static reduce_fn const g_fn[NUM_VARIANTS] = {sum_atomic, sum_fixed, sum_kahan, sum_fp64, sum_cub};
+
+#if HAVE_DETERMINISM
+// CUB's gpu_to_gpu level, through lesson 14's environment: its scratch comes
+// from a memory resource that hands out one buffer, sized by an untimed first call.
+static void *g_scratch;
+static size_t g_scratch_bytes;
+static int g_scratch_sized;
+static void *scratch_for(size_t bytes)
+{
+    if (bytes > g_scratch_bytes) {
+        if (g_scratch_sized) { fprintf(stderr, "lesson15: CUB asked for more scratch after sizing\n"); exit(1); }
+        CUDA_CHECK(cudaFree(g_scratch));
+        CUDA_CHECK(cudaMalloc(&g_scratch, bytes));
+        g_scratch_bytes = bytes;
+    }
+    return g_scratch;
+}
+struct Scratch {
+    void *allocate(cuda::stream_ref, size_t bytes, size_t) { return scratch_for(bytes); }
+    void deallocate(cuda::stream_ref, void *, size_t, size_t) noexcept {}
+    void *allocate_sync(size_t bytes, size_t) { return scratch_for(bytes); }
+    void deallocate_sync(void *, size_t, size_t) noexcept {}
+    bool operator==(const Scratch &) const { return true; }
+    bool operator!=(const Scratch &) const { return false; }
+};
+static void sum_cccl_gpu_to_gpu(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); return; }
+    cuda::std::execution::env env{cuda::execution::require(cuda::execution::determinism::gpu_to_gpu),
+                                  cuda::std::execution::prop{cuda::mr::get_memory_resource, Scratch{}}};
+    CUDA_CHECK(cub::DeviceReduce::Sum(d_in, d_out, n, env));
+}
+#else
+#define sum_cccl_gpu_to_gpu NULL // needs CUB 3.1 or newer: the variant is skipped
+#endif
+static reduce_fn const g_fn[NUM_VARIANTS] = {sum_atomic, sum_fixed, sum_kahan, sum_fp64, sum_gpu_to_gpu, sum_cub,
+                                             sum_cccl_gpu_to_gpu};
 
 // ---- main -----------------------------------------------------------------
 
@@ -265,9 +424,10 @@ static void print_table(const Input *in, const Options *opt, float *d_x)
     if (!h) { fprintf(stderr, "out of host memory\n"); exit(1); }
     printf("\n%d runs of each variant on n=%zu; error against the exact sum (int64 fixed point on the host).\n"
            "atomic, fixed: fp32 adds (atomic / fixed-order finish); kahan: fp32 + per-thread Neumaier;\n"
-           "fp64: double adds; cub: DeviceReduce::Sum. GB/s: the timed lines above (-d input).\n",
+           "fp64: double adds; gpu_to_gpu: fp32 in an order fixed by n; cub: DeviceReduce::Sum;\n"
+           "cccl_gpu_to_gpu: CUB's reproducible level. GB/s: the timed lines above (-d input).\n",
            REPEATS, n);
-    printf("%-9s %-12s %-7s %-9s %-16s %-9s %-9s %s\n", "data", "sum|x|/|sum|", "variant", "patterns", "result",
+    printf("%-9s %-12s %-15s %-9s %-16s %-9s %-9s %s\n", "data", "sum|x|/|sum|", "variant", "patterns", "result",
            "|error|", "err/|sum|", "GB/s");
     for (int d = 0; d < 3; d++) {
         int64_t s = 0, a = 0;
@@ -278,10 +438,11 @@ static void print_table(const Input *in, const Options *opt, float *d_x)
         double sum_abs, exact = exact_sum(h, n, bits, &sum_abs);
         if (n) CUDA_CHECK(cudaMemcpy(d_x, h, n * sizeof(float), cudaMemcpyHostToDevice));
         for (int v = 0; v < NUM_VARIANTS; v++) {
+            if (!g_fn[v]) continue; // not in this build
             float last = 0.0f;
             int k = distinct_results(g_fn[v], d_x, n, REPEATS, &last);
             double err = fabs((double)last - exact), us = g_report[v].median_us;
-            printf("%-9s %-12.3g %-7s %3d/%-5d %-16.9g %-9.2g %-9.2g %.1f\n", d == 0 ? "positive" : d == 1 ? "uniform" : "cancel",
+            printf("%-9s %-12.3g %-15s %3d/%-5d %-16.9g %-9.2g %-9.2g %.1f\n", d == 0 ? "positive" : d == 1 ? "uniform" : "cancel",
                    exact != 0.0 ? sum_abs / fabs(exact) : INFINITY, g_name[v], k, REPEATS, (double)last, err,
                    exact != 0.0 ? err / fabs(exact) : 0.0, us > 0 ? n * 4.0 / (us * 1e3) : 0.0);
         }
@@ -300,33 +461,73 @@ static int run(Options opt)
     Input in = make_input_extra(&opt, table ? opt.n * sizeof(float) : 0);
 
     int most = 1;
-    for (int v = 0; v < V_CUB; v++) {
+    for (int v = 0; v <= V_G2G; v++) {
         int occ = 0;
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, g_kernel[v], g_block, 0));
+        if (v == V_G2G) CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, sum_gpu_to_gpu_kernel, g_block, 0));
+        else CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, g_kernel[v], g_block, 0));
         g_max_blocks[v] = occ * g_dev.sm_count > 0 ? occ * g_dev.sm_count : 1;
         if (g_max_blocks[v] > most) most = g_max_blocks[v];
     }
     CUDA_CHECK(cudaMalloc((void **)&g_partials, most * sizeof(double)));
     CUDA_CHECK(cudaMalloc((void **)&g_counter, sizeof(unsigned int)));
-    CUDA_CHECK(cudaMemset(g_counter, 0, sizeof(unsigned int))); // once: each launch's last block resets it
+    CUDA_CHECK(cudaMemset(g_counter, 0, sizeof(unsigned int))); // once: count_done leaves it 0 after each launch
+    CUDA_CHECK(cudaMalloc((void **)&g_chunk_sums, CHUNKS_MAX * sizeof(float)));
     CUDA_CHECK(cub::DeviceReduce::Sum(NULL, g_cub_bytes, in.d_in, g_out, in.n > 0 ? in.n : 1));
     CUDA_CHECK(cudaMalloc(&g_cub_temp, g_cub_bytes > 0 ? g_cub_bytes : 1));
+#if HAVE_DETERMINISM
+    sum_cccl_gpu_to_gpu(in.d_in, in.n, g_out); // untimed: sizes the scratch for this n
+    CUDA_CHECK(cudaDeviceSynchronize());
+    g_scratch_sized = 1;
+#else
+    static int said;
+    if (!said++) fprintf(opt.csv ? stderr : stdout, "# cccl_gpu_to_gpu skipped: it needs CUB 3.1 or newer (this build has %d.%d)\n",
+                         CUB_VERSION / 100000, CUB_VERSION / 100 % 1000);
+#endif
 
-    for (int v = 0; v < NUM_VARIANTS; v++) run_variant_keep(&opt, &in, g_name[v], g_fn[v], 0.0, &g_report[v]);
+    for (int v = 0; v < NUM_VARIANTS; v++)
+        if (g_fn[v]) run_variant_keep(&opt, &in, g_name[v], g_fn[v], 0.0, &g_report[v]);
+#if HAVE_DETERMINISM
+    g_scratch_sized = 0; // the table below sums other inputs: untimed, the scratch may grow
+#endif
 
     // The fixed-order variants must give ONE bit pattern, run after run.
     int reps = opt.check_only ? REPEATS_CHECK : REPEATS, worst = 0;
-    for (int v = V_FIXED; v <= V_FP64; v++) {
+    for (int v = V_FIXED; v <= V_G2G; v++) {
         float last;
         int k = distinct_results(g_fn[v], in.d_in, in.n, reps, &last);
         if (k > worst) worst = k;
     }
     Report r = new_report(&opt, "repeat", in.n, (double)in.n * sizeof(float));
-    r.result = (float)worst; // most distinct bit patterns of fixed, kahan, fp64 over reps runs
+    r.result = (float)worst; // most distinct bit patterns of fixed, kahan, fp64, gpu_to_gpu over reps runs
     r.expected = 1.0;
     r.tol = -1.0;
     r.pass = worst == 1;
-    if (!opt.csv) printf("# repeat: fixed, kahan and fp64 each run %d times; result = most distinct bit patterns (must be 1)\n", reps);
+    if (!opt.csv) printf("# repeat: fixed, kahan, fp64 and gpu_to_gpu each run %d times; result = most distinct bit patterns (must be 1)\n", reps);
+    report_result(&opt, &r);
+
+    // gpu_to_gpu under other grids and block sizes, as another GPU would
+    // launch it: one bit pattern for all of them. The CSV's result column
+    // (%.9g, enough to tell floats apart) compares GPUs.
+    static const int shape[][2] = {{0, 0}, {1, 256}, {3, 32}, {-1, 128}, {0, 1024}}; // {blocks, threads}; 0: auto, -1: one per SM
+    uint32_t first_bits = 0;
+    int differ = 0;
+    for (int k = 0; k < (int)(sizeof shape / sizeof shape[0]); k++) {
+        int blocks = shape[k][0] < 0 ? g_dev.sm_count : shape[k][0], block = shape[k][1] ? shape[k][1] : g_block;
+        if (in.n == 0) break;
+        CUDA_CHECK(cudaMemsetAsync(g_out, 0xFF, sizeof(float), 0));
+        launch_gpu_to_gpu(in.d_in, in.n, g_out, blocks, block);
+        float got = read_result();
+        uint32_t bits;
+        memcpy(&bits, &got, sizeof bits);
+        if (k == 0) first_bits = bits;
+        else differ += bits != first_bits;
+    }
+    r = new_report(&opt, "shapes", in.n, (double)in.n * sizeof(float));
+    r.result = (float)differ; // launch shapes whose bits differ from the default launch's
+    r.expected = 0.0;
+    r.tol = -1.0;
+    r.pass = differ == 0;
+    if (!opt.csv) printf("# shapes: gpu_to_gpu under 5 grid and block shapes; result = shapes whose bits differ (must be 0); bits 0x%08x\n", first_bits);
     report_result(&opt, &r);
 
     if (table) {
@@ -335,6 +536,13 @@ static int run(Options opt)
         print_table(&in, &opt, d_x);
         CUDA_CHECK(cudaFree(d_x));
     }
+#if HAVE_DETERMINISM
+    CUDA_CHECK(cudaFree(g_scratch));
+    g_scratch = NULL;
+    g_scratch_bytes = 0;
+    g_scratch_sized = 0;
+#endif
+    CUDA_CHECK(cudaFree(g_chunk_sums));
     CUDA_CHECK(cudaFree(g_cub_temp));
     CUDA_CHECK(cudaFree(g_counter));
     CUDA_CHECK(cudaFree(g_partials));

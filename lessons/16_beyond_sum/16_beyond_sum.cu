@@ -193,6 +193,23 @@ __device__ __forceinline__ State thread_reduce(int op, const float *in, size_t n
     return acc;
 }
 
+// Lesson 12's counter: an atomicInc that releases (the partial this thread
+// stored is visible before its count) and acquires (the block that sees m
+// sees every partial), and wraps back to 0 for the next launch. Returns the old count.
+__device__ unsigned int count_done(unsigned int *counter, unsigned int m)
+{
+#if __CUDA_ARCH__ < 700
+    __threadfence();
+    unsigned int old = atomicInc(counter, m);
+    if (old == m) __threadfence();
+    return old;
+#else
+    unsigned int old;
+    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(m) : "memory");
+    return old;
+#endif
+}
+
 // The skeleton: thread states, block combine, then lesson 12's last-block-done
 // finish with the partials combined in a fixed order.
 __device__ __forceinline__ void reduce_body(int op, const float *in, size_t n, State *partials,
@@ -200,22 +217,17 @@ __device__ __forceinline__ void reduce_body(int op, const float *in, size_t n, S
 {
     State acc = block_combine(op, thread_reduce(op, in, n));
 
-    __shared__ int am_last;
+    __shared__ bool am_last;
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = acc;
-        __threadfence(); // release: our partial is visible device-wide before the counter counts it
-        am_last = atomicAdd(counter, 1u) == gridDim.x - 1;
-        if (am_last) __threadfence(); // acquire: all counted partials are visible to the reads below
+        am_last = count_done(counter, gridDim.x - 1) == gridDim.x - 1;
     }
     __syncthreads(); // publishes am_last; block_combine's slots are free again
     if (!am_last) return;
     acc = identity(op); // fixed order: thread t takes partials t, t + blockDim, ...
     for (unsigned int b = threadIdx.x; b < gridDim.x; b += blockDim.x) acc = combine(op, acc, load_partial(op, &partials[b]));
     acc = block_combine(op, acc);
-    if (threadIdx.x == 0) {
-        *out = acc;
-        *counter = 0; // every block has counted: ready for the next launch
-    }
+    if (threadIdx.x == 0) *out = acc; // count_done left the counter at 0 for the next launch
 }
 
 #define KERNEL_ARGS const float *in, size_t n, State *partials, unsigned int *counter, State *out
@@ -468,7 +480,7 @@ static int run(Options opt)
     CUDA_CHECK(cudaMalloc((void **)&g_partials, most * sizeof(State)));
     CUDA_CHECK(cudaMalloc((void **)&g_state, sizeof(State)));
     CUDA_CHECK(cudaMalloc((void **)&g_counter, sizeof(unsigned int)));
-    CUDA_CHECK(cudaMemset(g_counter, 0, sizeof(unsigned int))); // once: each launch's last block resets it
+    CUDA_CHECK(cudaMemset(g_counter, 0, sizeof(unsigned int))); // once: count_done leaves it 0 after each launch
     for (int op = 0; op < OP_NAIVE && n > 0; op++) {             // CUB's temp storage, outside any timing
         size_t bytes = 0;
         reduce_cub(op, NULL, &bytes, in.d_in, n, g_state);

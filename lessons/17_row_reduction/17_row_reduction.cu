@@ -102,6 +102,23 @@ __global__ void rows_warp_kernel(const float *in, size_t n, size_t rows, size_t 
     }
 }
 
+// Lesson 12's counter: an atomicInc that releases (the partial this thread
+// stored is visible before its count) and acquires (the block that sees m
+// sees every partial), and wraps back to 0 for the next launch. Returns the old count.
+__device__ unsigned int count_done(unsigned int *counter, unsigned int m)
+{
+#if __CUDA_ARCH__ < 700
+    __threadfence();
+    unsigned int old = atomicInc(counter, m);
+    if (old == m) __threadfence();
+    return old;
+#else
+    unsigned int old;
+    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(m) : "memory");
+    return old;
+#endif
+}
+
 // Long rows: block b sums chunk b % chunks of row b / chunks. One chunk per
 // row: it writes the row's sum. Several: the row's last block to finish adds
 // the row's partials in chunk order, so the result does not depend on which
@@ -117,12 +134,10 @@ __global__ void rows_block_kernel(const float *in, size_t n, size_t cols, unsign
         if (threadIdx.x == 0) out[row] = s;
         return;
     }
-    __shared__ int am_last;
+    __shared__ bool am_last;
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = s;
-        __threadfence(); // release: our partial is visible device-wide before the row's counter counts it
-        am_last = atomicAdd(&counters[row], 1u) == chunks - 1;
-        if (am_last) __threadfence(); // acquire: the row's counted partials are visible to the reads below
+        am_last = count_done(&counters[row], chunks - 1) == chunks - 1; // one counter per row
     }
     __syncthreads(); // publishes am_last; block_sum's slots are free again
     if (!am_last) return;
@@ -130,10 +145,7 @@ __global__ void rows_block_kernel(const float *in, size_t n, size_t cols, unsign
     for (unsigned int c = threadIdx.x; c < chunks; c += blockDim.x)
         t += __ldcg(&partials[row * chunks + c]); // through L2: never a stale L1 line
     t = block_sum(t);
-    if (threadIdx.x == 0) {
-        out[row] = t;
-        counters[row] = 0; // all the row's blocks have counted: ready for the next launch
-    }
+    if (threadIdx.x == 0) out[row] = t; // count_done left the row's counter at 0 for the next launch
 }
 
 // ---- launch ---------------------------------------------------------------
@@ -299,7 +311,7 @@ static int run(Options opt)
     // Split rows only happen below g_row_blocks rows, with rows x chunks <= g_row_blocks.
     CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_row_blocks * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g_counters, (size_t)g_row_blocks * sizeof(unsigned int)));
-    CUDA_CHECK(cudaMemset(g_counters, 0, (size_t)g_row_blocks * sizeof(unsigned int))); // once; last blocks reset them
+    CUDA_CHECK(cudaMemset(g_counters, 0, (size_t)g_row_blocks * sizeof(unsigned int))); // once; count_done leaves them 0
     float *d_out = NULL;
     CUDA_CHECK(cudaMalloc((void **)&d_out, most_rows * sizeof(float)));
     for (int i = 0; i < count; i++) {

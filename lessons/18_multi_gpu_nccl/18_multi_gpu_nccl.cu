@@ -49,6 +49,23 @@ __device__ float block_sum(float v, float *warp_sums)
     return v;
 }
 
+// Lesson 12's counter: an atomicInc that releases (the partial this thread
+// stored is visible before its count) and acquires (the block that sees m
+// sees every partial), and wraps back to 0 for the next launch. Returns the old count.
+__device__ unsigned int count_done(unsigned int *counter, unsigned int m)
+{
+#if __CUDA_ARCH__ < 700
+    __threadfence();
+    unsigned int old = atomicInc(counter, m);
+    if (old == m) __threadfence();
+    return old;
+#else
+    unsigned int old;
+    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(m) : "memory");
+    return old;
+#endif
+}
+
 __global__ void reduce_kernel(const float *in, size_t n, float *partials, unsigned int *counter, float *out)
 {
     __shared__ float warp_sums[32];
@@ -76,20 +93,15 @@ __global__ void reduce_kernel(const float *in, size_t n, float *partials, unsign
     sum = block_sum(sum, warp_sums);
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = sum;
-        __threadfence(); // the partial is visible to every SM before this block is counted
-        is_last = atomicAdd(counter, 1u) == gridDim.x - 1;
+        is_last = count_done(counter, gridDim.x - 1) == gridDim.x - 1;
     }
     __syncthreads(); // is_last is set for all; warp 0 has read warp_sums before block_sum reuses them
     if (!is_last) return;
-    __threadfence(); // the other blocks' partials are read only after their counts were seen
     float s = 0.0f;
     for (unsigned int b = threadIdx.x; b < gridDim.x; b += blockDim.x) // fixed order: same result every run
         s += __ldcg(partials + b);                                     // from L2: this SM's L1 may be stale
     s = block_sum(s, warp_sums);
-    if (threadIdx.x == 0) {
-        *out = s;
-        *counter = 0; // ready for the next launch (kernel boundaries order this store)
-    }
+    if (threadIdx.x == 0) *out = s; // count_done left the counter at 0 for the next launch
 }
 
 // Part 2. Rank r's vector holds (r + 1) * (1 + (i + salt) % 7) at element i: small
