@@ -1,18 +1,23 @@
 /*
- * Exercise 03: the minimum of the array with lesson 03's tree.
+ * Exercise 03: the minimum and the maximum in one pass, on lesson 03's tree.
  *
- * Lesson 03's kernel adds; any operation that is associative and has an
- * identity can run on the same tree, the same multi-pass launcher, the same
- * barriers. Here the tree keeps the smaller of two values instead of their sum.
- * Two things change: the operation, and the value that threads past n load
- * (0 is right for a sum, wrong for a min).
+ * Lesson 03's tree adds. Any operation that is associative and has an
+ * identity runs on the same tree, with the same barriers and the same
+ * multi-pass launcher, and two of them can run side by side: here every
+ * block carries a minimum AND a maximum up its tree, in two shared arrays,
+ * and writes both. The launcher and the checks are written; the kernel body
+ * is yours to write, from an empty function.
  *
- * The min of no elements is +infinity, min's identity: for n = 0 the launcher
- * runs one block in which every thread is past n, so the identity falls out of
- * the kernel itself. The check is exact: a min never rounds.
+ * The identities: +infinity for min, -infinity for max (min(x, +inf) = x).
+ * They are also the answers for no elements: n = 0 gives (+inf, -inf). The
+ * checks are exact: a min or a max picks an element, it never rounds. Lines:
+ *   min, max       the input; one launch computes both (each line times it);
+ *   min_positives  the same launcher on 1 + |x| (every element at least 1),
+ *   max_negatives  and on -1 - |x| (every element at most -1): a slot past n
+ *                  that holds anything but the identity shows here at every n.
  *
- *     make exercise03 && ./exercise03 --check     # fails until you fill in the TODOs
- *     make solution03 && ./solution03             # the answer
+ *     make exercise03 && ./exercise03     # FAILs until you write the kernel
+ *     make check E=03                     # every size, input, block size
  */
 #include "harness.h"
 
@@ -20,64 +25,92 @@
 
 // ---- kernel ---------------------------------------------------------------
 
-// The minimum of in[blockIdx.x * blockDim.x ...] (blockDim.x elements, fewer
-// in the last block, none at all when n = 0) into out[blockIdx.x]. blockDim.x
-// must be a power of two; the launch gives blockDim.x floats of shared memory.
-__global__ void reduce_kernel(const float *in, size_t n, float *out)
+// The minimum of in_min[first .. last) and the maximum of in_max[first ..
+// last), first = blockIdx.x * blockDim.x, last = min(first + blockDim.x, n),
+// into out_min[blockIdx.x] and out_max[blockIdx.x]. When n = 0 there is one
+// block and no element: it writes the identities. The first pass passes the
+// input as both in_min and in_max; later passes pass the two arrays of
+// partial results. blockDim.x is a power of two, and the launch gives
+// 2 * blockDim.x floats of dynamic shared memory.
+__global__ void minmax_kernel(const float *in_min, const float *in_max, size_t n, float *out_min, float *out_max)
 {
-    extern __shared__ float sdata[];
-    unsigned int tid = threadIdx.x;
-    size_t i = (size_t)blockIdx.x * blockDim.x + tid; // size_t: passes 2^32 when n does
-    // TODO(exercise): load in[i], or for threads past n a value that cannot change a min
-    //   Hint: which float is >= every float? math.h names it.
-    sdata[tid] = i < n ? in[i] : 0.0f; // lesson 03's load: 0 past n, right for a sum
-    // END(exercise)
-    __syncthreads(); // every slot is written before any thread reads a neighbour's
-
-    for (unsigned int s = 1; s < blockDim.x; s *= 2) {
-        if (tid % (2 * s) == 0) {
-            // TODO(exercise): combine the two slots: keep the smaller one in sdata[tid]
-            //   Hint: math.h has a float minimum function (or write the comparison).
-            sdata[tid] += sdata[tid + s]; // lesson 03's step: a sum, not a min
-            // END(exercise)
-        }
-        // This step's minima are finished before the next step reads them. Every
-        // thread reaches this barrier: the loop bounds are the same for all.
-        __syncthreads();
+    // TODO(exercise): the whole kernel: load (identities past n), lesson 03's tree for both, write both results
+    // (placeholder: writes the identities, as if the block had no elements)
+    (void)in_min;
+    (void)in_max;
+    (void)n;
+    if (threadIdx.x == 0) {
+        out_min[blockIdx.x] = INFINITY;
+        out_max[blockIdx.x] = -INFINITY;
     }
-    if (tid == 0) out[blockIdx.x] = sdata[0];
+    // END(exercise)
+}
+
+// For the extra checks: out[i] = sign * (1 + |in[i]|).
+__global__ void away_from_zero_kernel(const float *in, size_t n, float sign, float *out)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = sign * (1.0f + fabsf(in[i]));
 }
 
 // ---- launch ---------------------------------------------------------------
 
 static int g_block;              // threads per block, from -b
-static float *g_partials[2];     // scratch for the partial minima of each pass
+static float *g_min[2], *g_max[2]; // scratch for the partial minima and maxima of each pass
+static float *g_unused;          // where the result a line does not check goes
 
-static void reduce_gpu(const float *d_in, size_t n, float *d_out)
+// min(in[0..n)) into *min_out and max(in[0..n)) into *max_out, in one
+// multi-pass reduction: lesson 03's launcher, carrying two results.
+static void minmax_gpu(const float *d_in, size_t n, float *min_out, float *max_out)
 {
-    size_t shared = g_block * sizeof(float);
-    const float *src = d_in;
+    size_t shared = 2 * (size_t)g_block * sizeof(float);
+    const float *src_min = d_in, *src_max = d_in; // pass 1 reads the input twice over
     int next = 0;
     for (;;) {
-        // One block per g_block values; n = 0 still gets one block, whose
-        // threads all load the identity, so the empty min is the identity.
+        // One block per g_block values; n = 0 still gets one block, which
+        // writes the identities.
         size_t blocks = n == 0 ? 1 : (n + g_block - 1) / g_block;
-        // The last pass (one block) writes the answer. Earlier passes write
-        // into the scratch buffer that this pass is not reading: in place,
-        // block b would overwrite slot b while another block still reads it.
-        float *dst = blocks == 1 ? d_out : g_partials[next];
-        reduce_kernel<<<(unsigned int)blocks, g_block, shared>>>(src, n, dst);
+        // The last pass (one block) writes the answers. Earlier passes write
+        // into the scratch buffers that this pass is not reading.
+        float *dst_min = blocks == 1 ? min_out : g_min[next];
+        float *dst_max = blocks == 1 ? max_out : g_max[next];
+        minmax_kernel<<<(unsigned int)blocks, g_block, shared>>>(src_min, src_max, n, dst_min, dst_max);
         CUDA_CHECK_LAST();
         if (blocks == 1) return;
-        src = dst; // the next pass reduces these partials (same stream: in order)
+        src_min = dst_min; // the next pass reduces these partials (same stream: in order)
+        src_max = dst_max;
         n = blocks;
         next ^= 1;
     }
 }
+// The harness checks one float per line: each line runs the same launch and
+// takes one of its two results.
+static void min_gpu(const float *d_in, size_t n, float *d_out) { minmax_gpu(d_in, n, d_out, g_unused); }
+static void max_gpu(const float *d_in, size_t n, float *d_out) { minmax_gpu(d_in, n, g_unused, d_out); }
 
 // ---- main -----------------------------------------------------------------
 
 static const LessonInfo info = {"ex03_interleaved_divergent", BLOCK_RUNTIME, 256, NULL};
+
+// One check-only line on a copy of the input made by away_from_zero_kernel.
+static void check_away(const Options *opt, const Input *in, const float *h, float sign, float *d_tmp)
+{
+    if (in->n) {
+        away_from_zero_kernel<<<1024, 256>>>(in->d_in, in->n, sign, d_tmp);
+        CUDA_CHECK_LAST();
+    }
+    float ref = sign > 0 ? INFINITY : -INFINITY; // the identity: the answer for n = 0
+    for (size_t i = 0; i < in->n; i++) {
+        float v = sign * (1.0f + fabsf(h[i])); // the same float operations as the kernel: the same bits
+        if (sign > 0 ? v < ref : v > ref) ref = v;
+    }
+    Input t = *in;
+    t.d_in = d_tmp;
+    t.expected = ref;
+    Options once = *opt;
+    once.check_only = 1; // the timing is the lines above
+    run_variant(&once, &t, sign > 0 ? "min_positives" : "max_negatives", sign > 0 ? min_gpu : max_gpu);
+}
 
 // One run for one set of options. main() calls it once for every combination
 // of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
@@ -91,24 +124,39 @@ static int run(Options opt)
         return 2;
     }
     size_t p1 = (p0 + g_block - 1) / g_block; // partials written by pass 2; later passes write fewer
-    Input in = make_input_extra(&opt, (p0 + p1 + 2) * sizeof(float));
-    // Pass 1 writes buffer 0, pass 2 buffer 1, pass 3 buffer 0 again, ...
-    CUDA_CHECK(cudaMalloc((void **)&g_partials[0], (p0 + 1) * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g_partials[1], (p1 + 1) * sizeof(float)));
+    Input in = make_input_extra(&opt, (opt.n + 2 * (p0 + p1) + 8) * sizeof(float));
+    // Pass 1 writes buffers 0, pass 2 buffers 1, pass 3 buffers 0 again, ...
+    for (int k = 0; k < 2; k++) {
+        CUDA_CHECK(cudaMalloc((void **)&g_min[k], ((k ? p1 : p0) + 1) * sizeof(float)));
+        CUDA_CHECK(cudaMalloc((void **)&g_max[k], ((k ? p1 : p0) + 1) * sizeof(float)));
+    }
+    float *d_tmp = NULL;
+    CUDA_CHECK(cudaMalloc((void **)&g_unused, sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&d_tmp, (in.n + 1) * sizeof(float)));
 
-    // The reference: the min on the host, from a copy of the very input the
-    // GPU reads; +inf for n = 0 (and inf == inf, so the exact check works).
+    // The references: from a copy of the very input the GPU reads; the
+    // identities for n = 0 (and inf == inf, so the exact check works).
     float *h = copy_input_to_host(&in);
-    float min = INFINITY;
-    for (size_t i = 0; i < in.n; i++)
+    float min = INFINITY, max = -INFINITY;
+    for (size_t i = 0; i < in.n; i++) {
         if (h[i] < min) min = h[i];
-    free(h);
+        if (h[i] > max) max = h[i];
+    }
+    in.tol = -1.0; // exact, for both inputs
     in.expected = min;
-    in.tol = -1.0; // exact, for both inputs: a min picks an element, it never rounds
+    run_variant(&opt, &in, "min", min_gpu);
+    in.expected = max;
+    run_variant(&opt, &in, "max", max_gpu);
+    check_away(&opt, &in, h, 1.0f, d_tmp);
+    check_away(&opt, &in, h, -1.0f, d_tmp);
+    free(h);
 
-    run_variant(&opt, &in, "tree_min", reduce_gpu);
-    CUDA_CHECK(cudaFree(g_partials[0]));
-    CUDA_CHECK(cudaFree(g_partials[1]));
+    for (int k = 0; k < 2; k++) {
+        CUDA_CHECK(cudaFree(g_min[k]));
+        CUDA_CHECK(cudaFree(g_max[k]));
+    }
+    CUDA_CHECK(cudaFree(g_unused));
+    CUDA_CHECK(cudaFree(d_tmp));
     free_input(&in);
     return 0;
 }

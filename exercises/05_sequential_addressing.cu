@@ -10,8 +10,8 @@
  * tree over those per-thread sums. This is the step lesson 09 takes for every
  * block: many elements per thread before the tree.
  *
- *     make exercise05 && ./exercise05 --check     # fails until you fill in the TODOs
- *     make solution05 && ./solution05             # the answer
+ *     make exercise05 && ./exercise05     # FAILs until you fill in the TODOs
+ *     make check E=05                     # every size, input and block size
  */
 #include "harness.h"
 
@@ -49,8 +49,6 @@ __global__ void reduce_final_kernel(const float *in, size_t n, float *out)
     unsigned int tid = threadIdx.x;
     float sum = 0.0f; // this thread's share of in[0 .. n)
     // TODO(exercise): add in[tid], in[tid + blockDim.x], in[tid + 2 * blockDim.x], ... (all below n) into sum
-    //   Hint: a for loop whose size_t index starts at tid and strides by blockDim.x. Neighbouring
-    //   threads then read neighbouring floats on every trip: coalesced.
     (void)in; // placeholder: adds nothing, so every thread's sum stays 0
     (void)n;
     // END(exercise)
@@ -89,7 +87,6 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
     reduce_kernel<<<(unsigned int)blocks, g_block, shared>>>(d_in, n, g_partials);
     CUDA_CHECK_LAST();
     // TODO(exercise): pass 2: have ONE block sum all the partials of pass 1 into *d_out
-    //   Hint: which kernel, how many partials, which stream (so that pass 1 has finished)?
     // END(exercise)
 }
 

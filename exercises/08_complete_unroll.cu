@@ -10,10 +10,9 @@
  * left. Everything else, the first add during load included, is lesson 08.
  * Then count the bar.sync in the PTX: could your steps use fewer barriers?
  *
- *     make exercise08 && ./exercise08                  # FAILs until the TODO is done
- *     ./exercise08 -n 1000 --check && ./exercise08 -n 2^20+3 -d uniform --check
- *     nvcc -ptx -arch=sm_90 -Icommon -o ex08.ptx exercises/08_complete_unroll.cu
- *     diff exercises/08_complete_unroll.cu solutions/08_complete_unroll.cu
+ *     make exercise08 && ./exercise08     # FAILs until the TODO is done
+ *     make check E=08                     # every size and input
+ *     nvcc -ptx -arch=sm_90 -std=c++17 -Icommon -o ex08.ptx exercises/08_complete_unroll.cu
  */
 #include "harness.h"
 
@@ -74,7 +73,7 @@ __global__ void reduce_kernel(const float *in, size_t n, float *out)
     sdata[tid] = v;
     __syncthreads(); // every slot is written before any thread reads a neighbour's
 
-    // TODO(exercise): the block-level steps for 384 threads, down to 64 sums in sdata[0..63]. Hint: 384 = 256 + 128 = 3 x 128; fold first until a power of two of sums is left, then lesson 08's steps. One __syncthreads() after each step, outside any if on tid.
+    // TODO(exercise): the block-level steps for 384 threads, down to 64 sums in sdata[0..63]., each step followed by a __syncthreads() that every thread reaches
     // (stub: no steps, so the warp part adds only slots 0..63)
     // END(exercise)
 

@@ -1,84 +1,63 @@
 /*
- * Exercise 10: the shuffle reduction, accumulated in double.
+ * Exercise 10: a shuffle block sum for ANY block size.
  *
- * Lesson 10 adds floats: every partial sum rounds to 24 bits. Here every
- * thread converts its floats to double as it loads them, and the warps,
- * the block and pass 2 all add doubles; only the final result is rounded to
- * float, once. The partials between the passes are doubles too. Your part
- * is the warp sum for a double: __shfl_down_sync has an overload for
- * double (it moves the two 32-bit halves for you). Lesson 15 studies
- * accuracy at length; here, measure what double costs against lesson 10.
+ * Lesson 10's block sum assumes full warps: a compile-time BLOCK_SIZE that
+ * is a multiple of 32, and FULL_MASK in every shuffle. A block of 100
+ * threads has three full warps and a fourth of 4 lanes; lanes 4..31 of that
+ * warp do not exist. A shuffle whose mask names a lane that does not exist
+ * is undefined, and so is the value read from such a lane. Write
+ * block_sum() for every blockDim.x from 1 to 1024: each warp adds its own
+ * lanes with shuffles, one shared slot per warp, warp 0 adds the slots with
+ * shuffles. No shared-memory tree.
  *
- *     make exercise10 && ./exercise10                  # FAILs until the TODO is done
- *     ./exercise10 -n 1000 --check && ./exercise10 -n 2^20+3 -d uniform --check
- *     ./lesson10 -d uniform && ./exercise10 -d uniform # compare err and GB/s
- *     diff exercises/10_warp_shuffle.cu solutions/10_warp_shuffle.cu
+ * Lines: "shfl" at the -b block size (a power of two, default 256; timed
+ * unless --check), then check-only lines at block sizes that leave a warp
+ * partly empty: b=1, b=17, b=33, b=100, b=480 (15 warps: warp 0 reads 15
+ * slots), b=1000, b=1023.
+ *
+ *     make exercise10 && ./exercise10     # FAILs until block_sum is written
+ *     make check E=10                     # every size, input, block size, sanitizers
  */
 #include "harness.h"
 
-#define BLOCK_SIZE 256 // threads per block: a multiple of 32, 32..1024
-#define WARPS (BLOCK_SIZE / 32)
-#define FULL_MASK 0xffffffffu // all 32 lanes take part in every shuffle below
-
-#if BLOCK_SIZE < 32 || BLOCK_SIZE > 1024 || BLOCK_SIZE % 32 != 0
-#error "BLOCK_SIZE must be a multiple of 32 in 32..1024"
-#endif
+#define MAX_WARPS 32 // 1024 threads at most
 
 // ---- kernel ---------------------------------------------------------------
 
-// The sum of v over the 32 lanes of this warp, in lane 0. Called by all 32
-// lanes of a warp together.
-__device__ double warp_sum_double(double v)
+// The sum of v over the blockDim.x threads of the block, valid in thread 0.
+// Every thread of the block calls it, once per launch; blockDim.x is any
+// number from 1 to 1024.
+__device__ float block_sum(float v)
 {
-    // TODO(exercise): the warp's sum of v in lane 0, with __shfl_down_sync on the double itself. Hint: lesson 10's warp_sum, with the type changed; all 32 lanes call it.
-    (void)v; // stub: every warp reports 0
-    return 0.0;
+    // TODO(exercise): shuffles within each warp (only over lanes that exist), one shared slot per warp, shuffles in warp 0
+    return v; // placeholder: thread 0 reports only its own value
     // END(exercise)
 }
 
-// The block's total in thread 0 (the other threads get partial sums).
-// Called by every thread of the block, once per launch.
-__device__ double block_sum_double(double v)
+// Pass 1: grid-stride over the input; one partial per block.
+__global__ void reduce_kernel(const float *in, size_t n, float *partials)
 {
-    __shared__ double warp_sums[WARPS]; // one slot per warp
-    const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    v = warp_sum_double(v);
-    if (lane == 0) warp_sums[warp] = v;
-    __syncthreads(); // every warp's slot written before warp 0 reads them
-    v = 0.0;
-    if (warp == 0) {
-        v = lane < WARPS ? warp_sums[lane] : 0.0; // lanes past WARPS add 0
-        v = warp_sum_double(v); // all 32 lanes of warp 0 take part
-    }
-    return v;
-}
-
-// Pass 1: grid-stride over the floats, adding in double; one double partial
-// per block.
-__global__ void reduce_kernel(const float *in, size_t n, double *partials)
-{
-    const size_t stride = (size_t)gridDim.x * BLOCK_SIZE;
-    double sum = 0.0;
-    for (size_t i = (size_t)blockIdx.x * BLOCK_SIZE + threadIdx.x; i < n; i += stride)
-        sum += (double)in[i];
-    sum = block_sum_double(sum); // every thread gets here: the loop only ran fewer times for some
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    float sum = 0.0f;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) sum += in[i];
+    sum = block_sum(sum); // every thread gets here: the loop only ran fewer times for some
     if (threadIdx.x == 0) partials[blockIdx.x] = sum;
 }
 
-// Pass 2, one block: the double partials; the total is rounded to float once.
-__global__ void reduce_partials_kernel(const double *partials, int count, float *out)
+// Pass 2, one block: the partials.
+__global__ void reduce_partials_kernel(const float *partials, unsigned int count, float *out)
 {
-    double sum = 0.0;
-    for (int i = (int)threadIdx.x; i < count; i += BLOCK_SIZE)
-        sum += partials[i];
-    sum = block_sum_double(sum);
-    if (threadIdx.x == 0) *out = (float)sum;
+    float sum = 0.0f;
+    for (unsigned int i = threadIdx.x; i < count; i += blockDim.x) sum += partials[i];
+    sum = block_sum(sum);
+    if (threadIdx.x == 0) *out = sum;
 }
 
 // ---- launch ---------------------------------------------------------------
 
-static int g_max_blocks;      // SMs x resident blocks per SM (set in main)
-static double *g_partials;    // one double partial per block of pass 1
+static int g_block;        // threads per block of the current line
+static int g_max_blocks;   // SMs x resident blocks per SM, for g_block
+static float *g_partials;  // one partial per block of pass 1
 
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {
@@ -86,32 +65,55 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
         CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
         return;
     }
-    const size_t wanted = (n + BLOCK_SIZE - 1) / BLOCK_SIZE; // no block without an element
+    const size_t wanted = (n + g_block - 1) / g_block; // no block without an element
     const int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
-
-    reduce_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, g_partials);
+    reduce_kernel<<<blocks, g_block>>>(d_in, n, g_partials);
     CUDA_CHECK_LAST();
-    reduce_partials_kernel<<<1, BLOCK_SIZE>>>(g_partials, blocks, d_out); // after pass 1: same stream
+    reduce_partials_kernel<<<1, g_block>>>(g_partials, (unsigned int)blocks, d_out); // after pass 1: same stream
     CUDA_CHECK_LAST();
 }
 
 // ---- main -----------------------------------------------------------------
 
-static const LessonInfo info = {"ex10_warp_shuffle", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
+static const LessonInfo info = {"ex10_warp_shuffle", BLOCK_RUNTIME, 256, NULL};
+
+// Block sizes with a partly empty warp, each checked on every run.
+static const int odd_blocks[] = {1, 17, 33, 100, 480, 1000, 1023};
+#define ODD_COUNT (int)(sizeof odd_blocks / sizeof odd_blocks[0])
+
+static void set_block(int b)
+{
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_kernel, b, 0));
+    if (per_sm < 1) per_sm = 1;
+    g_block = b;
+    g_max_blocks = g_dev.sm_count * per_sm;
+}
 
 // One run for one set of options. main() calls it once for every combination
 // of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
 static int run(Options opt)
 {
     Input in = make_input(&opt);
+    // Enough partials for the most blocks any of the block sizes can have.
+    int most = 0;
+    for (int k = -1; k < ODD_COUNT; k++) {
+        set_block(k < 0 ? opt.block : odd_blocks[k]);
+        if (g_max_blocks > most) most = g_max_blocks;
+    }
+    CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)most * sizeof(float)));
 
-    int per_sm = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_kernel, BLOCK_SIZE, 0));
-    if (per_sm < 1) per_sm = 1;
-    g_max_blocks = g_dev.sm_count * per_sm;
-    CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(double)));
+    set_block(opt.block);
+    run_variant(&opt, &in, "shfl", reduce_gpu);
 
-    run_variant(&opt, &in, "double", reduce_gpu);
+    Options once = opt;
+    once.check_only = 1; // checks, not speeds: the timing is the line above's
+    static char names[ODD_COUNT][16];
+    for (int k = 0; k < ODD_COUNT; k++) {
+        snprintf(names[k], sizeof names[k], "b=%d", odd_blocks[k]);
+        set_block(odd_blocks[k]);
+        run_variant(&once, &in, names[k], reduce_gpu);
+    }
 
     CUDA_CHECK(cudaFree(g_partials));
     free_input(&in);

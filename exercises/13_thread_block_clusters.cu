@@ -1,19 +1,24 @@
 /*
- * Exercise 13: clusters with a deterministic finish, in one launch.
+ * Exercise 13: the cluster's combine through distributed shared memory.
  *
- * Lesson 13 adds each cluster's total into *out with one atomicAdd, so a
- * uniform sum's last bits change from run to run, and it needs a memset
- * before every launch. Here the memset is gone: the kernel below already
- * combines each cluster's blocks through distributed shared memory, and rank
- * 0 of each cluster holds the cluster's total. Finish the job like lesson
- * 12's "fixed" variant, one level up: each cluster's rank-0 block publishes
- * its total in partials[cluster index], counts itself done on *retired, and
- * the last cluster to finish adds all cluster totals in index order and
- * writes *out -- the same bits every run. Leave *retired at 0.
- * Runs on sm_90+ only (SKIP elsewhere).
+ * The grid runs in clusters of CLUSTER_SIZE blocks that the hardware places
+ * on the SMs of one GPC at the same time; a block can read the shared memory
+ * of the other blocks of its cluster (distributed shared memory, DSMEM).
+ * Everything else is written: each block's sum (lesson 12's loads and block
+ * sum), and a deterministic finish (the last cluster to finish adds the
+ * cluster totals in index order, as lesson 12's fixed variant does for
+ * blocks). Yours is the middle: every block of a cluster hands its sum to
+ * the cluster's rank-0 block through DSMEM, and rank 0 adds them in rank
+ * order. Mind the lifetime: a block's shared memory goes when the block
+ * exits, and a peer may still be about to read it.
+ *
+ * Lines: "cluster_fixed" is the input (timed, unless --check); "repeat10"
+ * launches it 10 times more in the same process: every result must have the
+ * bits of the first (a combine whose order changes from run to run fails
+ * there). Runs on sm_90 and newer; elsewhere it prints SKIP and exits 0.
  *
  *     make exercise13 && ./exercise13     # FAILs until the TODO is done
- *     ./exercise13 -n 2^20+3 --offset 2 -d uniform --check
+ *     make check E=13                     # every size, input, offset; same bits; the PTX
  */
 #include "harness.h"
 #include <cooperative_groups.h>
@@ -75,32 +80,37 @@ __device__ float thread_sum(const float *in, size_t n) // lesson 11: scalar head
 
 // Launched in clusters of CLUSTER_SIZE blocks along x: cluster c is blocks
 // c * CLUSTER_SIZE .. c * CLUSTER_SIZE + CLUSTER_SIZE - 1. *retired must be 0
-// before the first launch.
+// before the first launch; the kernel leaves it 0. Device code for sm_90+
+// only: on older targets the body is empty (never run: main() prints SKIP
+// first), so the file still builds for every architecture.
 __global__ void reduce_cluster_kernel(const float *in, size_t n, float *partials, unsigned int *retired,
                                       float *out)
 {
 #if __CUDA_ARCH__ >= 900
-    __shared__ float block_total;
     cg::cluster_group cluster = cg::this_cluster();
-    float sum = block_sum(thread_sum(in, n));
-    if (threadIdx.x == 0) block_total = sum;
-    cluster.sync(); // every block_total of the cluster written before any is read
-    float cluster_total = 0.0f; // valid in thread 0 of rank 0
-    if (cluster.block_rank() == 0 && threadIdx.x < 32) {
-        float v = threadIdx.x < cluster.num_blocks() ? *cluster.map_shared_rank(&block_total, threadIdx.x) : 0.0f;
-        cluster_total = warp_sum(v);
-    }
-    cluster.sync(); // rank 0 has read every peer: now they may exit
+    float sum = block_sum(thread_sum(in, n)); // this block's sum, in thread 0
+    float cluster_total = 0.0f;               // the cluster's sum: needed in thread 0 of rank 0 only
+    // TODO(exercise): cluster_total = the sum of every block's `sum` in the cluster, read by rank 0 through DSMEM in rank order; no block may exit while rank 0 may still read its shared memory
+    cluster_total = sum; // placeholder: rank 0's own block only; the other blocks' sums are lost
+    // END(exercise)
     if (cluster.block_rank() != 0) return; // from here on, one block per cluster
 
-    // Hints: the cluster index is blockIdx.x / CLUSTER_SIZE and there are
-    // gridDim.x / CLUSTER_SIZE clusters; lesson 12's reduce_fixed_kernel does the
-    // rest for blocks (a __shared__ flag, fences, atomicInc, __ldcg, block_sum).
-    // TODO(exercise): publish cluster_total, count this cluster done, and let the last cluster write *out in a fixed order
-    if (threadIdx.x == 0) partials[blockIdx.x / CLUSTER_SIZE] = cluster_total; // published, but never added up
-    (void)retired;
-    (void)out; // not yet: nobody writes the result
-    // END(exercise)
+    // The finish: lesson 12's fixed order, one level up (clusters, not blocks).
+    const unsigned int clusters = gridDim.x / CLUSTER_SIZE;
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x / CLUSTER_SIZE] = cluster_total;
+        __threadfence(); // release: the cluster total is visible before the count
+        unsigned int done = atomicInc(retired, clusters - 1); // the last one wraps it back to 0
+        last = (done == clusters - 1);
+        if (last) __threadfence(); // acquire: every cluster's total is visible here
+    }
+    __syncthreads(); // shares `last`; warp 0 is done with warp_sums before block_sum reuses them
+    if (!last) return;
+    float v = 0.0f;
+    for (unsigned int c = threadIdx.x; c < clusters; c += BLOCK_SIZE) v += __ldcg(&partials[c]);
+    v = block_sum(v); // index order, then the fixed tree: the same bits every run
+    if (threadIdx.x == 0) *out = v;
 #else
     (void)in; (void)n; (void)partials; (void)retired; (void)out;
 #endif
@@ -144,6 +154,30 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 
 // ---- main -----------------------------------------------------------------
 
+#define REPEATS 10
+
+// The same reduction REPEATS more times on the same input, in this process:
+// each result, poisoned before every launch, must have the bits of the first
+// and pass the check.
+static void check_repeats(const Options *opt, const Input *in, reduce_fn fn, const char *variant)
+{
+    Report r = new_report(opt, variant, in->n, (double)in->n * sizeof(float));
+    r.pass = 1;
+    float first = 0.0f;
+    for (int k = 0; k < REPEATS && r.pass; k++) {
+        CUDA_CHECK(cudaMemsetAsync(g_out, 0xFF, sizeof(float), 0)); // NaN: a launch that writes nothing fails
+        fn(in->d_in, in->n, g_out);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        r.result = read_result();
+        if (k == 0) first = r.result;
+        r.expected = k == 0 ? in->expected : first; // the first against the reference, then against the first
+        r.tol = k == 0 ? in->tol : -1.0;             // ... bit for bit
+        r.pass = k == 0 ? check_result(r.result, in->expected, in->tol)
+                        : memcmp(&r.result, &first, sizeof first) == 0;
+    }
+    report_result(opt, &r);
+}
+
 static const LessonInfo info = {"ex13_thread_block_clusters", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
 
 // One run for one set of options. main() calls it once for every combination
@@ -165,6 +199,7 @@ static int run(Options opt)
     CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
 
     run_variant(&opt, &in, "cluster_fixed", reduce_gpu);
+    check_repeats(&opt, &in, reduce_gpu, "repeat10");
 
     CUDA_CHECK(cudaFree(g_retired));
     CUDA_CHECK(cudaFree(g_partials));

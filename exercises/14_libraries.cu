@@ -1,38 +1,77 @@
 /*
- * Exercise 14: the largest element, with CUB.
+ * Exercise 14: a library inside your own kernel -- cub::BlockReduce for a max.
  *
- * Lesson 14 called cub::DeviceReduce::Sum. Other reductions are a different
- * call with the same two-phase pattern: call once with a NULL temp pointer to
- * learn how many bytes of temp storage it needs, allocate them ONCE (outside
- * the timed region), then call again with the storage to do the work. Use
- * cub::DeviceReduce::Max to write max(x) to *d_out. A max is exact in any
- * order, so the check is exact for both inputs. By this tutorial's rule an
- * empty input gives 0 (CUB itself would write the lowest float).
+ * Lesson 14 called whole-array reductions from the host. CUB also has pieces
+ * for the inside of a kernel: cub::BlockReduce<T, BLOCK_THREADS> reduces one
+ * value per thread across the block, with its scratch in shared memory that
+ * your kernel declares (its TempStorage type, sized by CUB for this block
+ * size and GPU). Write the maximum of the array in lesson 09's two passes:
+ * each thread takes the max of its grid-stride share, the block combines them
+ * with BlockReduce, thread 0 writes the block's max; pass 2 runs the same
+ * kernel as one block over the partials.
  *
- *     make exercise14 && ./exercise14     # FAILs until both TODOs are done
- *     ./exercise14 -n 2^20+3 -d uniform --check
+ * The max of no elements is -infinity, max's identity (as in exercise 02 and
+ * lesson 16): n = 0 gives -inf. The checks are exact. Lines:
+ *   block_max      the input (timed, unless --check);
+ *   max_negatives  the same on -1 - |x|, every element below -1: a thread
+ *                  with no element that offers anything but the identity
+ *                  shows here.
+ *
+ *     make exercise14 && ./exercise14     # FAILs until the TODO is done
+ *     make check E=14                     # every size and input; the speed beside lesson 14's
  */
 #include "harness.h"
-#include <cub/device/device_reduce.cuh>
+#include <cub/block/block_reduce.cuh>
 
-#define BLOCK_SIZE 256 // not used by CUB; -b is accepted only at this value
+#define BLOCK_SIZE 256 // threads per block: BlockReduce is built for this many
+
+// ---- kernel ---------------------------------------------------------------
+
+// max as CUB's reductions take it: an object called like a function.
+struct MaxOp {
+    __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+// The maximum of the elements this block's threads visit (thread t of block b:
+// in[b*BLOCK_SIZE + t], then every gridDim.x*BLOCK_SIZE-th after it, below n)
+// into out[blockIdx.x]. A block whose threads visit nothing writes -inf.
+__global__ void max_kernel(const float *in, size_t n, float *out)
+{
+    // TODO(exercise): each thread's max of its elements (start at the identity), then the block's with cub::BlockReduce, written by thread 0
+    (void)in; // placeholder: every block reports 0
+    (void)n;
+    if (threadIdx.x == 0) out[blockIdx.x] = 0.0f;
+    // END(exercise)
+}
+
+// *out = v, from one thread: -inf is not four equal bytes for a memset.
+__global__ void fill_kernel(float *out, float v) { *out = v; }
+
+// For the second check: out[i] = -1 - |in[i]|, every element below -1.
+__global__ void negatives_kernel(const float *in, size_t n, float *out)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = -1.0f - fabsf(in[i]);
+}
 
 // ---- launch ---------------------------------------------------------------
 
-static void *g_temp;        // CUB's temp storage, allocated once in main
-static size_t g_temp_bytes; // its size
+static int g_max_blocks;  // SMs x resident blocks per SM (set in main)
+static float *g_partials; // one partial per block of pass 1
 
 static void reduce_max(const float *d_in, size_t n, float *d_out)
 {
-    if (n == 0) { // nothing to compare: 0 by convention, no kernel
-        CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
+    if (n == 0) { // the max of nothing: the identity, no reduction
+        fill_kernel<<<1, 1>>>(d_out, -INFINITY);
+        CUDA_CHECK_LAST();
         return;
     }
-    // TODO(exercise): call cub::DeviceReduce::Max with g_temp / g_temp_bytes (same n type as the query), check its cudaError_t
-    (void)d_in;
-    (void)d_out;
-    if (g_temp_bytes == 0) return; // not yet: no temp storage, no call; *d_out keeps its NaN poison
-    // END(exercise)
+    size_t wanted = (n + BLOCK_SIZE - 1) / BLOCK_SIZE; // no block without an element
+    int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
+    max_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, g_partials);
+    CUDA_CHECK_LAST();
+    max_kernel<<<1, BLOCK_SIZE>>>(g_partials, (size_t)blocks, d_out); // pass 2: same stream, after pass 1
+    CUDA_CHECK_LAST();
 }
 
 // ---- main -----------------------------------------------------------------
@@ -43,24 +82,41 @@ static const LessonInfo info = {"ex14_libraries", BLOCK_FIXED, BLOCK_SIZE, "BLOC
 // of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
 static int run(Options opt)
 {
-    Input in = make_input(&opt);
+    Input in = make_input_extra(&opt, (opt.n + 1) * sizeof(float)); // + the negated copy
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, max_kernel, BLOCK_SIZE, 0));
+    if (per_sm < 1) per_sm = 1;
+    g_max_blocks = g_dev.sm_count * per_sm;
+    CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
+    float *d_neg = NULL;
+    CUDA_CHECK(cudaMalloc((void **)&d_neg, (in.n + 1) * sizeof(float)));
+    if (in.n) {
+        negatives_kernel<<<1024, 256>>>(in.d_in, in.n, d_neg);
+        CUDA_CHECK_LAST();
+    }
 
-    // The reference: the largest element (exact), 0 for an empty input.
+    // The references, from a copy of the very input the GPU reads.
     float *h = copy_input_to_host(&in);
-    float mx = in.n ? h[0] : 0.0f;
-    for (size_t i = 1; i < in.n; i++)
+    float mx = -INFINITY, mx_neg = -INFINITY;
+    for (size_t i = 0; i < in.n; i++) {
         if (h[i] > mx) mx = h[i];
+        float v = -1.0f - fabsf(h[i]); // the same float operations as the kernel: the same bits
+        if (v > mx_neg) mx_neg = v;
+    }
     free(h);
     in.expected = mx;
-    in.tol = -1.0; // exact
+    in.tol = -1.0; // exact: a max picks an element
+    run_variant(&opt, &in, "block_max", reduce_max);
 
-    // TODO(exercise): ask CUB how much temp storage Max needs for in.n (temp pointer NULL), then cudaMalloc g_temp once
-    // not yet: no temp storage asked for, none allocated
-    // END(exercise)
+    Input neg = in;
+    neg.d_in = d_neg;
+    neg.expected = mx_neg;
+    Options once = opt;
+    once.check_only = 1; // the timing is the line above's
+    run_variant(&once, &neg, "max_negatives", reduce_max);
 
-    run_variant(&opt, &in, "cub_max", reduce_max);
-
-    if (g_temp) CUDA_CHECK(cudaFree(g_temp));
+    CUDA_CHECK(cudaFree(d_neg));
+    CUDA_CHECK(cudaFree(g_partials));
     free_input(&in);
     return 0;
 }

@@ -11,7 +11,7 @@
  * elements in an order that has nothing to do with their indices.
  *
  *     make exercise16 && ./exercise16     # FAILs until the marked region is done
- *     make solution16 && ./solution16
+ *     make check E=16                     # every size, input and block size
  *
  * Lines: "argmin" on the standard input (ints have many ties), "argmin_nan"
  * (NaNs planted so that the first one is met LAST by the combine order) and
@@ -34,7 +34,7 @@ __host__ __device__ static inline ArgState arg_state(float v, long long i)
 
 __device__ __forceinline__ ArgState argmin_combine(ArgState a, ArgState b)
 {
-    // TODO(exercise): NaN on exactly one side: that side wins. Both NaN, or equal values: the smaller index wins. Otherwise the smaller value. (x != x is true only for NaN.)
+    // TODO(exercise): NaN on exactly one side: that side wins. Both NaN, or equal values: the smaller index wins. Otherwise the smaller value.
     (void)b;
     return a; // stub: keeps the first argument, whatever b holds
     // END(exercise)

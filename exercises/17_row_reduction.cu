@@ -10,8 +10,8 @@
  * Fill in the marked region in cols_kernel.
  *
  *     make exercise17 && ./exercise17     # FAILs until the region is done
- *     make solution17 && ./solution17
- *     ./solution17 -m 1000 -k 1001 -d uniform --check
+ *     ./exercise17 -m 1000 -k 1001 -d uniform --check
+ *     make check E=17                     # every size, input and block size
  *
  * Shapes: by default 4096x4096, 128x2^20, 65536x128, 1000x1001; -m ROWS -k
  * COLS picks one; -n N alone makes ceil(N/C) rows of C = min(N, 4096) columns

@@ -7,11 +7,15 @@
  * (compare-and-swap), the primitive every other atomic can be made of.
  *
  * The max of no elements: this program defines it as -infinity, the identity
- * of max (max(-inf, x) = x for every x), so n = 0 gives -inf and the check
- * expects -inf. The check is exact: a max never rounds.
+ * of max (max(-inf, x) = x for every x), so n = 0 gives -inf. The checks are
+ * exact: a max picks an element, it never rounds. Two lines per run:
+ *   atomic_max     the input (timed, unless --check);
+ *   max_negatives  the same launcher on -1 - |x|, every element below -1:
+ *                  a result that starts at any value other than the identity
+ *                  shows here at every n.
  *
- *     make exercise02 && ./exercise02 --check     # fails until you fill in the TODOs
- *     make solution02 && ./solution02             # the answer
+ *     make exercise02 && ./exercise02     # FAILs until you fill in the TODOs
+ *     make check E=02                     # every size, input, block size, the PTX
  */
 #include "harness.h"
 
@@ -24,10 +28,7 @@
 // with NaN is false); the inputs here never hold one.
 __device__ float atomic_max_float(float *addr, float val)
 {
-    // TODO(exercise): make *addr = max(*addr, val) with an atomicCAS loop on the float's bits
-    //   Hint: atomicCAS works on unsigned int; __float_as_uint / __uint_as_float reinterpret
-    //   the bits. atomicCAS returns what it found: if that is not what you compared against,
-    //   another thread got there first, so compare val with the value it found and retry.
+    // TODO(exercise): make *addr = max(*addr, val) with a loop around atomicCAS on the float's bits
     unsigned int *bits = (unsigned int *)addr;
     // First guess at the current value. A stale guess only costs a failed
     // CAS, which hands back the fresh value; a guess already >= val costs no
@@ -57,6 +58,13 @@ __global__ void max_kernel(const float *in, size_t n, float *out)
 // not four equal bytes.
 __global__ void fill_kernel(float *out, float v) { *out = v; }
 
+// For the second check: out[i] = -1 - |in[i]|, every element below -1.
+__global__ void negatives_kernel(const float *in, size_t n, float *out)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = -1.0f - fabsf(in[i]);
+}
+
 // ---- launch ---------------------------------------------------------------
 
 static int g_block; // threads per block, from -b
@@ -64,8 +72,6 @@ static int g_block; // threads per block, from -b
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {
     // TODO(exercise): start *d_out at the identity of max (it arrives poisoned with NaN)
-    //   Hint: which value x0 gives max(x0, x) = x for every float x? It is also the
-    //   max of no elements. fill_kernel can write it; the same stream orders it.
     fill_kernel<<<1, 1>>>(d_out, -INFINITY); // same stream: done before max_kernel starts
     CUDA_CHECK_LAST();
     // END(exercise)
@@ -88,19 +94,38 @@ static int run(Options opt)
         fprintf(stderr, "%s: -n %zu needs more than 2^31-1 blocks of %d threads\n", info.lesson, opt.n, g_block);
         return 2;
     }
-    Input in = make_input(&opt);
+    Input in = make_input_extra(&opt, (opt.n + 1) * sizeof(float)); // + the negated copy
 
-    // The reference: the max on the host, from a copy of the very input the
+    // The second input, made on the GPU outside any timing.
+    float *d_neg = NULL;
+    CUDA_CHECK(cudaMalloc((void **)&d_neg, (in.n + 1) * sizeof(float)));
+    if (in.n) {
+        negatives_kernel<<<1024, 256>>>(in.d_in, in.n, d_neg);
+        CUDA_CHECK_LAST();
+    }
+
+    // The references: maxima on the host, from a copy of the very input the
     // GPU reads. -inf for n = 0 (and -inf == -inf, so the check still works).
     float *h = copy_input_to_host(&in);
-    float max = -INFINITY;
-    for (size_t i = 0; i < in.n; i++)
+    float max = -INFINITY, max_neg = -INFINITY;
+    for (size_t i = 0; i < in.n; i++) {
         if (h[i] > max) max = h[i];
+        float v = -1.0f - fabsf(h[i]); // the same float operations as the kernel: the same bits
+        if (v > max_neg) max_neg = v;
+    }
     free(h);
     in.expected = max;
     in.tol = -1.0; // exact, for both inputs: a max picks an element, it never rounds
-
     run_variant(&opt, &in, "atomic_max", reduce_gpu);
+
+    Input neg = in;
+    neg.d_in = d_neg;
+    neg.expected = max_neg;
+    Options once = opt;
+    once.check_only = 1; // the timing is the line above's
+    run_variant(&once, &neg, "max_negatives", reduce_gpu);
+
+    CUDA_CHECK(cudaFree(d_neg));
     free_input(&in);
     return 0;
 }

@@ -8,13 +8,18 @@
  * What that buys: the uniform input is k / 2^23 with |k| <= 2^23, so every
  * partial sum is a whole multiple of 2^-23, at most n * 2^23 of them: exact in
  * double (53 bits) while n <= 2^30. The result is then the float nearest the
- * exact sum, and this program checks it exactly for both inputs.
+ * exact sum, and this program checks it exactly for both inputs. Lines:
+ *   tree_f64     the input (timed, unless --check);
+ *   tree_absorb  the input with element 0 set to 2^24 and element n-1 to
+ *                -2^24 (n >= 3): in float, 2^24 + x rounds to a multiple of 2
+ *                and a small x vanishes, so a float slot anywhere in the tree
+ *                shows here at every n.
  *
  * What it costs: 8-byte slots in the same 4-byte banks. Predict what happens
  * to the bank conflicts before you measure (notes.md of lesson 04).
  *
- *     make exercise04 && ./exercise04 --check     # fails until you fill in the TODOs
- *     make solution04 && ./solution04             # the answer
+ *     make exercise04 && ./exercise04     # FAILs until you fill in the TODOs
+ *     make check E=04                     # every size, input, block size, the PTX
  */
 #include "harness.h"
 
@@ -31,9 +36,7 @@
 __global__ void reduce_kernel(const float *in_f, const double *in_d, size_t n, double *out, float *final_out)
 {
     unsigned int tid = threadIdx.x;
-    // TODO(exercise): declare the dynamic shared array as doubles; load this thread's value into it
-    //   Hint: element i = blockIdx.x * blockDim.x + tid (size_t); 0 past n, else in_f[i] as a
-    //   double on the first pass, in_d[i] on later ones. The third TODO sizes the shared memory.
+    // TODO(exercise): a dynamic shared array of doubles, and this thread's value in it (0 past n)
     extern __shared__ double sdata[];
     size_t i = (size_t)blockIdx.x * blockDim.x + tid; // size_t: passes 2^32 when n does
     sdata[tid] = i >= n ? 0.0 : in_f ? (double)in_f[i] : in_d[i];
@@ -41,7 +44,6 @@ __global__ void reduce_kernel(const float *in_f, const double *in_d, size_t n, d
     __syncthreads(); // every slot is written before any thread reads a neighbour's
 
     // TODO(exercise): lesson 04's tree over sdata (index = 2*s*tid), with its barriers
-    //   Hint: the loop does not care that the slots are doubles now.
     for (unsigned int s = 1; s < blockDim.x; s *= 2) {
         unsigned int index = 2 * s * tid; // at most 2 * 512 * 1023: no overflow
         if (index < blockDim.x)
@@ -71,7 +73,6 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
         return;
     }
     // TODO(exercise): the bytes of dynamic shared memory each block needs
-    //   Hint: one slot per thread; how big is a slot now?
     size_t shared = g_block * sizeof(double);
     // END(exercise)
     const float *src_f = d_in;   // the first pass reads the floats...
@@ -110,7 +111,7 @@ static int run(Options opt)
         return 2;
     }
     size_t p1 = (p0 + g_block - 1) / g_block; // partials written by pass 2; later passes write fewer
-    Input in = make_input_extra(&opt, (p0 + p1 + 2) * sizeof(double));
+    Input in = make_input_extra(&opt, (p0 + p1 + 2) * sizeof(double) + (opt.n + 1) * sizeof(float));
     // Pass 1 writes buffer 0, pass 2 buffer 1, pass 3 buffer 0 again, ...
     CUDA_CHECK(cudaMalloc((void **)&g_partials[0], (p0 + 1) * sizeof(double)));
     CUDA_CHECK(cudaMalloc((void **)&g_partials[1], (p1 + 1) * sizeof(double)));
@@ -120,6 +121,26 @@ static int run(Options opt)
     in.expected = (double)(float)in.expected;
     in.tol = -1.0;
     run_variant(&opt, &in, "tree_f64", reduce_gpu);
+
+    // The second check: a copy with a big pair that cancels, far apart.
+    if (in.n >= 3) {
+        const float big = 16777216.0f; // 2^24: the float spacing there is 2
+        float *h = copy_input_to_host(&in), *d_copy = NULL;
+        h[0] = big;
+        h[in.n - 1] = -big;
+        double exact = 0.0; // exact: multiples of 2^-23 below 2^25 + n, 53 bits suffice
+        for (size_t i = 0; i < in.n; i++) exact += h[i];
+        CUDA_CHECK(cudaMalloc((void **)&d_copy, in.n * sizeof(float)));
+        CUDA_CHECK(cudaMemcpy(d_copy, h, in.n * sizeof(float), cudaMemcpyHostToDevice));
+        free(h);
+        Input absorb = in;
+        absorb.d_in = d_copy;
+        absorb.expected = (double)(float)exact;
+        Options once = opt;
+        once.check_only = 1; // the timing is the line above's
+        run_variant(&once, &absorb, "tree_absorb", reduce_gpu);
+        CUDA_CHECK(cudaFree(d_copy));
+    }
     CUDA_CHECK(cudaFree(g_partials[0]));
     CUDA_CHECK(cudaFree(g_partials[1]));
     free_input(&in);

@@ -1,20 +1,27 @@
 /*
- * Exercise 07: the unrolled last warp, for a maximum instead of a sum.
+ * Exercise 07: find the race in the classic last-warp code, then remove it
+ * with as few __syncwarp() as you can.
  *
- * Everything around it is lesson 07 with + turned into fmaxf and 0 turned
- * into -INFINITY, the identity of max (max(x, -inf) = x). The last six
- * steps, run by warp 0 alone, are yours: race-free, with __syncwarp() where
- * lanes hand values to each other through shared memory, as in lesson 07.
+ * Older tutorials end the tree with six lines on a volatile pointer and no
+ * synchronisation at all: warp_reduce() below, as shipped. They assume that
+ * the 32 lanes of a warp move in lockstep. Since Volta (sm_70) every lane has
+ * its own program counter, the warp may split at any time, and nothing
+ * orders lane 16's write before lane 0's read: a data race.
  *
- * The reference is the exact host maximum; a max never rounds, so the check
- * is exact for both kinds of input. n = 0 gives -INFINITY. Careful:
- * fmaxf(NaN, x) = x, so the NaN guards around the input cannot catch an
- * out-of-bounds read here as they do for a sum. Check your indices.
+ *   1. See it:  compute-sanitizer --tool racecheck ./exercise07 -n 4097 --check
+ *   2. Fix it:  rewrite warp_reduce() so that racecheck reports no hazard.
+ *               Lesson 07 needs nine __syncwarp(); the fewest possible is
+ *               five (one between each two of the six steps): sdata[64..127]
+ *               is free for you to use.
  *
- *     make exercise07 && ./exercise07                  # FAILs until the TODO is done
- *     ./exercise07 -n 1000 -b 32 --check               # try every -b from 32 to 1024
- *     compute-sanitizer --tool racecheck ./exercise07 -n 4097 --check   # 0 hazards
- *     diff exercises/07_unroll_last_warp.cu solutions/07_unroll_last_warp.cu
+ * Lines: "sum" is the input (timed, unless --check); "split_warp" runs the
+ * same kernel with warp 0's odd lanes entering warp_reduce() first and its
+ * even lanes a moment later, from another branch: the split that the
+ * hardware may make at any time, made every time. Code that relies on
+ * lockstep gets a wrong sum there; code that synchronises does not.
+ *
+ *     make exercise07 && ./exercise07     # FAILs until warp_reduce is race-free
+ *     make check E=07                     # every size, input, block size; racecheck
  */
 #include "harness.h"
 
@@ -22,65 +29,99 @@
 
 // ---- kernel ---------------------------------------------------------------
 
-// The maximum of in[blockIdx.x * 2*blockDim.x ...] (2*blockDim.x elements,
-// fewer in the last block) into out[blockIdx.x]. blockDim.x must be a power
-// of two; the launch gives max(blockDim.x, 64) floats of dynamic shared
-// memory: the warp part reads up to sdata[63].
-__global__ void max_kernel(const float *in, size_t n, float *out)
+// The last six steps (32, 16, 8, 4, 2, 1), run by all 32 lanes of warp 0
+// (threads 0..31), the only threads still running. On entry sdata[0..63]
+// holds 64 partial sums, all written before a __syncthreads(); sdata[64..127]
+// is free scratch. Returns the block's total in lane 0.
+__device__ float warp_reduce(float *sdata, unsigned int tid)
+{
+    // TODO(exercise): the same six steps without a data race: __syncwarp() where one lane's write must come before another lane's read or write
+    // Two buffers of 32 sums, a = sdata[0..], b = sdata[64..]: each step
+    // reads one and writes the other. A step then never overwrites a slot
+    // that a lane may still be about to read in the same step (that would
+    // need a second __syncwarp per step, as in lesson 07), and one
+    // __syncwarp() between two steps is enough: five in all.
+    float *a = sdata, *b = sdata + 64;
+    float v = a[tid] + a[tid + 32]; // written before the last __syncthreads(); only this lane reads them now
+    b[tid] = v;
+    __syncwarp(); // step 32's sums are in b before step 16 reads them
+    v += b[tid + 16];
+    a[tid] = v; // a[tid]'s last reader was this lane, in step 32
+    __syncwarp(); // step 16's sums are in a; every read of b is done
+    v += a[tid + 8];
+    b[tid] = v; // b[tid]'s last reader (lane tid - 16, step 16) read it before the barrier above
+    __syncwarp();
+    v += b[tid + 4];
+    a[tid] = v;
+    __syncwarp();
+    v += a[tid + 2];
+    b[tid] = v;
+    __syncwarp();
+    v += b[tid + 1]; // last read: nothing writes after it
+    return v;
+    // END(exercise)
+}
+
+// The split of the second line: odd lanes and even lanes call warp_reduce()
+// through two different functions, so that they cannot share one call.
+__device__ __noinline__ float warp_reduce_odd(float *sdata, unsigned int tid) { return warp_reduce(sdata, tid); }
+__device__ __noinline__ float warp_reduce_even(float *sdata, unsigned int tid)
+{
+#if __CUDA_ARCH__ >= 700
+    __nanosleep(2000); // the even lanes arrive late
+#endif
+    return warp_reduce(sdata, tid);
+}
+
+// Sums in[blockIdx.x * 2*blockDim.x ...] (2*blockDim.x elements, fewer in the
+// last block) into out[blockIdx.x]: lesson 07's kernel. blockDim.x must be a
+// power of two; the launch gives max(blockDim.x, 128) floats of dynamic
+// shared memory. split: warp 0 enters warp_reduce() in two groups.
+__global__ void reduce_kernel(const float *in, size_t n, float *out, int split)
 {
     extern __shared__ float sdata[];
     unsigned int tid = threadIdx.x;
     size_t i = (size_t)blockIdx.x * (2 * blockDim.x) + tid; // size_t: passes 2^32 when n does
-    // The first max during the load; past n: -INFINITY, which never wins.
-    float v = -INFINITY;
+    float v = 0.0f; // lesson 06's first addition during the load
     if (i < n) v = in[i];
-    if (i + blockDim.x < n) v = fmaxf(v, in[i + blockDim.x]);
+    if (i + blockDim.x < n) v += in[i + blockDim.x];
     sdata[tid] = v;
-    if (blockDim.x < 64) sdata[tid + 32] = -INFINITY; // a 32-thread block: padding for the warp part
+    if (blockDim.x < 64) sdata[tid + 32] = 0.0f; // a 32-thread block: zeros for the warp part
     __syncthreads(); // every slot is written before any thread reads a neighbour's
 
-    // The tree stops when 64 maxima are left. For blocks of 32 or 64 threads
-    // it does not run at all.
+    // The tree stops when 64 sums are left (at once for blocks of 32 or 64).
     for (unsigned int s = blockDim.x / 2; s > 32; s >>= 1) {
         if (tid < s)
-            sdata[tid] = fmaxf(sdata[tid], sdata[tid + s]); // reads [s, 2s), writes [0, s)
-        // This step's maxima are finished before the next step reads them. Every
-        // thread reaches this barrier: the loop bounds are the same for all.
-        __syncthreads();
+            sdata[tid] += sdata[tid + s]; // reads [s, 2s), writes [0, s): no overlap
+        __syncthreads(); // this step's sums finished before the next step reads them
     }
 
     // Warp 0 finishes alone; warps 1.. are done and leave.
     if (tid < 32) {
-        float m = -INFINITY;
-        // TODO(exercise): the last six steps (32, 16, 8, 4, 2, 1) of the max, by the 32 lanes of warp 0 over sdata[0..63]; leave the block's maximum in m of lane 0. Hint: lesson 07's warp_reduce: read into a register, __syncwarp(), write, __syncwarp().
-        m = fmaxf(sdata[tid], sdata[tid + 32]); // both written before the last __syncthreads()
-        sdata[tid] = m;
-        __syncwarp(); // every lane's step-32 maximum is in sdata before anyone reads it
-        for (unsigned int offset = 16; offset > 1; offset >>= 1) { // constant trip count: unrolled
-            m = fmaxf(m, sdata[tid + offset]);
-            __syncwarp(); // every lane has read before any lane overwrites its slot
-            sdata[tid] = m;
-            __syncwarp(); // this step's maxima written before the next step reads them
-        }
-        m = fmaxf(m, sdata[tid + 1]); // last read: nothing writes after it
-        // END(exercise)
-        if (tid == 0) out[blockIdx.x] = m;
+        float total;
+        if (!split)
+            total = warp_reduce(sdata, tid);
+        else if (tid & 1)
+            total = warp_reduce_odd(sdata, tid);
+        else
+            total = warp_reduce_even(sdata, tid);
+        if (tid == 0) out[blockIdx.x] = total;
     }
 }
 
 // ---- launch ---------------------------------------------------------------
 
 static int g_block;              // threads per block, from -b
-static float *g_partials[2];     // scratch for the partial maxima of each pass
+static float *g_partials[2];     // scratch for the partial sums of each pass
+static int g_split;              // the second line: warp 0 split in two
 
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {
-    if (n == 0) { // the maximum of nothing is the identity, -INFINITY; nothing to launch
-        static const float empty_max = -INFINITY;
-        CUDA_CHECK(cudaMemcpyAsync(d_out, &empty_max, sizeof(float), cudaMemcpyHostToDevice, 0));
+    if (n == 0) { // the sum of nothing is 0; nothing to launch
+        CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
         return;
     }
-    size_t shared = (g_block < 64 ? 64 : g_block) * sizeof(float); // the warp part reads sdata[0..63]
+    size_t shared = (g_block < 128 ? 128 : g_block) * sizeof(float); // the warp part may use sdata[0..127]
     const float *src = d_in;
     int next = 0;
     for (;;) {
@@ -88,10 +129,9 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
         // main() made sure its block count fits in gridDim.x (2^31 - 1).
         size_t blocks = (n + 2 * (size_t)g_block - 1) / (2 * (size_t)g_block);
         // The last pass (one block) writes the answer. Earlier passes write
-        // into the scratch buffer that this pass is not reading: in place,
-        // block b would overwrite slot b while another block still reads it.
+        // into the scratch buffer that this pass is not reading.
         float *dst = blocks == 1 ? d_out : g_partials[next];
-        max_kernel<<<(unsigned int)blocks, g_block, shared>>>(src, n, dst);
+        reduce_kernel<<<(unsigned int)blocks, g_block, shared>>>(src, n, dst, g_split);
         CUDA_CHECK_LAST();
         if (blocks == 1) return;
         src = dst; // the next pass sums these partials (same stream: in order)
@@ -120,15 +160,14 @@ static int run(Options opt)
     // Pass 1 writes buffer 0, pass 2 buffer 1, pass 3 buffer 0 again, ...
     CUDA_CHECK(cudaMalloc((void **)&g_partials[0], (p0 + 1) * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g_partials[1], (p1 + 1) * sizeof(float)));
-    // The reference: the exact maximum of a host copy of the input.
-    float *h = copy_input_to_host(&in);
-    float ref = -INFINITY;
-    for (size_t k = 0; k < in.n; k++)
-        if (h[k] > ref) ref = h[k];
-    free(h);
-    in.expected = ref;
-    in.tol = -1.0; // exact: in any order, a max returns one of the inputs
-    run_variant(&opt, &in, "max", reduce_gpu);
+
+    g_split = 0;
+    run_variant(&opt, &in, "sum", reduce_gpu);
+    g_split = 1;
+    Options once = opt;
+    once.check_only = 1; // a check, not a speed: the timing is the line above's
+    run_variant(&once, &in, "split_warp", reduce_gpu);
+
     CUDA_CHECK(cudaFree(g_partials[0]));
     CUDA_CHECK(cudaFree(g_partials[1]));
     free_input(&in);

@@ -12,10 +12,8 @@
  * already have unrolled lesson 09's loop (look at the SASS), so whether this
  * gains anything is for the measurement to say.
  *
- *     make exercise09 && ./exercise09                  # FAILs until the TODO is done
- *     ./exercise09 -n 1000 --check && ./exercise09 -n 2^20+3 -d uniform --check
- *     ./lesson09 && ./exercise09                       # compare the GB/s
- *     diff exercises/09_many_per_thread.cu solutions/09_many_per_thread.cu
+ *     make exercise09 && ./exercise09     # FAILs until the TODO is done
+ *     make check E=09                     # every size and input; then the GB/s beside lesson 09's
  */
 #include "harness.h"
 
@@ -74,7 +72,7 @@ __global__ void reduce_kernel(const float *in, size_t n, float *out)
     const size_t stride = (size_t)gridDim.x * BLOCK_SIZE;
     const size_t first = (size_t)blockIdx.x * BLOCK_SIZE + tid; // this thread's first element
     float v = 0.0f;
-    // TODO(exercise): add into v every element this thread visits (first, first + stride, ... below n): four per round into four separate accumulators, then the rest one at a time. Hint: the four-at-a-time loop may run only while the LAST of its four elements is below n; a second loop takes what is left.
+    // TODO(exercise): add into v every element this thread visits (first, first + stride, ... below n): four per round into four separate accumulators, then the rest one at a time.
     size_t i = first;
     float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
     for (; i + 3 * stride < n; i += 4 * stride) { // all four elements exist

@@ -14,6 +14,7 @@
  *
  *     make exercise11 && ./exercise11     # FAILs until the TODO is done
  *     ./exercise11 -n 2^20+3 --offset 3 -d uniform --check
+ *     make check E=11                     # every size, input and offset, the PTX
  */
 #include "harness.h"
 #include <cuda_fp16.h>
@@ -51,9 +52,8 @@ __global__ void to_half_kernel(const float *in, size_t n, __half *out)
 
 // This thread's share of in[0..n), added in float. Grid-stride: thread tid of
 // nthreads takes 16-byte vectors tid, tid + nthreads, ...
-// Hints: in is only 2-byte aligned, so up to 7 halves come before the first
-// 16-byte boundary; a uint4 load is 8 halves (memcpy it into __half2[4], then
-// __half22float2); up to 7 halves are left after the last whole vector.
+// in is only 2-byte aligned: up to 7 halves come before the first 16-byte
+// boundary and up to 7 after the last whole vector. Never read outside in[0..n).
 __device__ float thread_sum_half(const __half *in, size_t n)
 {
     // TODO(exercise): sum this thread's halves: scalar head, 16-byte body, scalar tail (size_t indices)

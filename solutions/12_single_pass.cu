@@ -11,8 +11,14 @@
  *     block must put the counter back to 0 itself for the next launch. Why
  *     is a plain store safe there?
  *
+ * Lines: "last_block" is the input (timed, unless --check); "repeat10"
+ * launches the same reduction 10 times more in the same process: every
+ * result must have the bits of the first. A counter that is not back at 0
+ * after a launch, or an order that changes from run to run, fails there.
+ *
  *     make exercise12 && ./exercise12     # FAILs until the TODO is done
  *     ./exercise12 -n 2^20+3 --offset 1 -d uniform --check
+ *     make check E=12                     # every size, input, offset; same bits every run
  */
 #include "harness.h"
 
@@ -71,11 +77,9 @@ __device__ float thread_sum(const float *in, size_t n) // lesson 11: scalar head
     return sum;
 }
 
-// Hints: thread 0 publishes the partial (__threadfence between the store and
-// the count), learns whether its block was the last, and tells the block
-// through __shared__; the last block adds partials[0..gridDim.x) in index
-// order (read them with __ldcg) and resets blocks_done. Every thread of the
-// last block must reach block_sum's __syncthreads.
+// Every block adds its share and writes partials[blockIdx.x]; the block that
+// finishes last adds partials[0 .. gridDim.x) in a fixed order into *out and
+// leaves blocks_done at 0 for the next launch.
 __global__ void reduce_kernel(const float *in, size_t n, float *partials, float *out)
 {
     float sum = block_sum(thread_sum(in, n));
@@ -123,6 +127,30 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 
 // ---- main -----------------------------------------------------------------
 
+#define REPEATS 10
+
+// The same reduction REPEATS more times on the same input, in this process:
+// each result, poisoned before every launch, must have the bits of the first
+// and pass the check.
+static void check_repeats(const Options *opt, const Input *in, reduce_fn fn, const char *variant)
+{
+    Report r = new_report(opt, variant, in->n, (double)in->n * sizeof(float));
+    r.pass = 1;
+    float first = 0.0f;
+    for (int k = 0; k < REPEATS && r.pass; k++) {
+        CUDA_CHECK(cudaMemsetAsync(g_out, 0xFF, sizeof(float), 0)); // NaN: a launch that writes nothing fails
+        fn(in->d_in, in->n, g_out);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        r.result = read_result();
+        if (k == 0) first = r.result;
+        r.expected = k == 0 ? in->expected : first; // the first against the reference, then against the first
+        r.tol = k == 0 ? in->tol : -1.0;             // ... bit for bit
+        r.pass = k == 0 ? check_result(r.result, in->expected, in->tol)
+                        : memcmp(&r.result, &first, sizeof first) == 0;
+    }
+    report_result(opt, &r);
+}
+
 static const LessonInfo info = {"ex12_single_pass", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
 
 // One run for one set of options. main() calls it once for every combination
@@ -137,6 +165,7 @@ static int run(Options opt)
     CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
 
     run_variant(&opt, &in, "last_block", reduce_gpu);
+    check_repeats(&opt, &in, reduce_gpu, "repeat10");
 
     CUDA_CHECK(cudaFree(g_partials));
     free_input(&in);

@@ -11,7 +11,7 @@
  * Fill in the two marked regions: pair_add and warp_pair_sum.
  *
  *     make exercise15 && ./exercise15     # FAILs until the regions are done
- *     make solution15 && ./solution15
+ *     make check E=15                     # every size, input, block size; same bits every run
  *
  * Lines: "kahan_tree" on the standard input (checked as usual), and "cancel":
  * the lesson's ill-conditioned input, where the result must be within
@@ -37,7 +37,7 @@ __device__ __forceinline__ Pair pair(float s)
 // is recovered exactly, and it joins the compensations.
 __device__ __forceinline__ Pair pair_add(Pair a, Pair b)
 {
-    // TODO(exercise): t = a.s + b.s rounds; recover its error e exactly from the larger of |a.s|, |b.s| (as lesson 15's acc_add does); return {t, a.c + b.c + e}.
+    // TODO(exercise): the pair a + b: the rounded sum of the big parts, and everything that rounding lost joined to the compensations
     float t = a.s + b.s;
     float e = fabsf(a.s) >= fabsf(b.s) ? (a.s - t) + b.s : (b.s - t) + a.s;
     Pair r = {t, a.c + b.c + e};
@@ -48,7 +48,7 @@ __device__ __forceinline__ Pair pair_add(Pair a, Pair b)
 // The warp's pair in lane 0. Every lane calls this: full mask.
 __device__ __forceinline__ Pair warp_pair_sum(Pair p)
 {
-    // TODO(exercise): lesson 10's shuffle-down tree, but move BOTH halves of the pair (two __shfl_down_sync per step) and merge them with pair_add.
+    // TODO(exercise): the sum of the 32 lanes' pairs in lane 0, with shuffles; both halves of a pair travel
     for (int off = 16; off > 0; off >>= 1) {
         Pair o;
         o.s = __shfl_down_sync(0xffffffffu, p.s, off);

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The test driver behind `make test`: five tiers (CONTRACT.md).
+# The test driver behind `make test`: five tiers.
 #   1 host       unit tests of common/harness.h, compiled as C11
 #   2 build      every lesson, exercise and solution for sm_75 and sm_90, warnings
 #                as errors; every lesson rejects bad options (exit 2, one line)
 #   3 ptx        each lesson's PTX shows its technique (tests/ptx_expect.txt)
 #   4 exercises  each stub differs from its solution only inside TODO regions
 #   5 gpu        size x seed x distribution matrix, offsets, block sizes, n > 2^31
-#                where claimed, stubs must FAIL, determinism, sanitizers;
+#                where claimed, exercise stubs as committed must FAIL (an exercise changed
+#                from the commit gets the matrix instead), determinism, sanitizers;
 #                SKIPPED (and said so) without a GPU
 # Ends with "N passed, M failed, K skipped"; exit 0 only if nothing failed.
 # Environment: TIERS="host build ..." runs a subset of tiers; GPU_PARTS="matrix big
