@@ -122,7 +122,7 @@ for part in $parts; do
         first=1
         for s in ./solution[0-9][0-9]; do
             if [ $first = 1 ]; then "$s" -n 2^26 --csv-header --csv; first=0; else "$s" -n 2^26 --csv; fi
-        done 2>/dev/null | grep -E '^(lesson,|[0-9][0-9]_)' >"$out"
+        done 2>/dev/null | grep -E '^(lesson,|(ex)?[0-9][0-9]_)' >"$out"
         echo "$(($(wc -l <"$out") - 1)) rows in $out" ;;
     lessons)
         make -j"$J" lessons >/dev/null

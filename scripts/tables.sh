@@ -201,13 +201,14 @@ function colfmt(c, v) {
     return v
 }
 function colname(c) { return (c == "median_us") ? "median" : (c == "gbps") ? "GB/s" : (c == "pct_peak") ? "% peak" : (c == "abs_err") ? "error" : c }
+function lnum(s) { sub(/^ex/, "", s); return substr(s, 1, 2) } # "ex02_atomic" (a solution's rows) -> "02"
 function t_rows(file, lesson, variants, n, cols,   nc, cs, g, f, r, key, keys, nk, seen, ns, nseen, k, j, ncol, p, v, showt, ok) {
     if (cols == "") cols = "median_us,gbps,pct_peak"
     nc = split(cols, cs, ","); nk = 0; ns = 0; n = pow2(n)
     if (variants != "") { nvl = split(variants, vl, ","); for (k = 1; k <= nvl; k++) want[vl[k]] = k }
     for (g = 1; g <= NG; g++) { f = R "/" file "-" GPU[g] ".csv"; if (!load(f)) continue
         for (r = 1; r <= C[f]; r++) {
-            if (lesson != "" && substr(V[f, r, "lesson"], 1, 2) != lesson) continue
+            if (lesson != "" && lnum(V[f, r, "lesson"]) != lesson) continue
             v = V[f, r, "variant"]; if (variants != "" && !(v in want)) continue
             if (n != "" && V[f, r, "n"] != n) continue
             key = v SUBSEP V[f, r, "n"]
