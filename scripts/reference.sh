@@ -47,8 +47,8 @@ for part in $parts; do
         say "make test"
         make test >"$B/test.log" 2>&1
         { echo "# make test on $gpu ($(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1) driver, $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/CUDA \1/p'), $J cores)"
-          grep -E '^\[|  FAIL|GPU:|skip ' "$B/test.log"; tail -n 1 "$B/test.log"; } >"results/test-$slug.txt"
-        tail -n 1 "$B/test.log" ;;
+          grep -E '^\[|  FAIL|GPU:|skip ' "$B/test.log"; grep -E '^[0-9]+ passed, [0-9]+ failed' "$B/test.log"; } >"results/test-$slug.txt"
+        grep -E '^[0-9]+ passed, [0-9]+ failed' "$B/test.log" ;;
     run)
         say "make run"
         make -j"$J" lessons >/dev/null && make run RESULTS=results

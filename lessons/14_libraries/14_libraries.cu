@@ -42,6 +42,11 @@
 #else
 #define HAVE_DETERMINISM 0
 #endif
+// CCCL 3.5.0's gpu_to_gpu sum is wrong from about 2^30 elements on: right at
+// 2^29 + 1, wrong at 2^30 - 1 and above, also with CUB's own allocator and no
+// error returned (results/cccl-gpu-to-gpu-nvidia-h200.txt). Above the largest
+// size seen right, that row is left out with a note, not reported as passing.
+#define CCCL_G2G_TRUSTED(n) (CUB_VERSION > 300500 || (n) <= ((size_t)1 << 29) + 1)
 
 #define BLOCK_SIZE 512    // ours: threads per block (compile time: -b must equal it)
 #define UNROLL 2          // ours: float4 loads in flight per thread
@@ -318,7 +323,7 @@ static int run(Options opt)
     g_scratch_sized = 0; // one untimed call of each level sizes the scratch for this n
     reduce_cccl_not_guaranteed(in.d_in, in.n, g_out);
     reduce_cccl_run_to_run(in.d_in, in.n, g_out);
-    reduce_cccl_gpu_to_gpu(in.d_in, in.n, g_out);
+    if (CCCL_G2G_TRUSTED(in.n)) reduce_cccl_gpu_to_gpu(in.d_in, in.n, g_out);
     CUDA_CHECK(cudaDeviceSynchronize());
     g_scratch_sized = 1;
 #endif
@@ -343,7 +348,12 @@ static int run(Options opt)
         {"thrust", reduce_thrust, &in},
         {"cublas_asum", reduce_cublas_asum, &abs_in},
     };
-    run_variants(&opt, v, (int)(sizeof v / sizeof v[0]));
+    int count = 0;
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) // drop the one row this CUB gets wrong at this n
+        if (strcmp(v[i].name, "cccl_gpu_to_gpu") != 0 || CCCL_G2G_TRUSTED(in.n)) v[count++] = v[i];
+    if (HAVE_DETERMINISM && !CCCL_G2G_TRUSTED(in.n))
+        fprintf(opt.csv ? stderr : stdout, "# cccl_gpu_to_gpu left out at n = %zu: CUB 3.5.0 sums it wrong there (older CUBs are not trusted either)\n", in.n);
+    run_variants(&opt, v, count);
 
 #if HAVE_DETERMINISM
     CUDA_CHECK(cudaFree(g_scratch));

@@ -33,6 +33,11 @@
 #else
 #define HAVE_DETERMINISM 0
 #endif
+// CCCL 3.5.0's gpu_to_gpu sum is wrong from about 2^30 elements on: right at
+// 2^29 + 1, wrong at 2^30 - 1 and above, also with CUB's own allocator and no
+// error returned (results/cccl-gpu-to-gpu-nvidia-h200.txt). Above the largest
+// size seen right, that row is left out with a note, not reported as passing.
+#define CCCL_G2G_TRUSTED(n) (CUB_VERSION > 300500 || (n) <= ((size_t)1 << 29) + 1)
 
 #define UNROLL 4          // float4 loads in flight per thread and trip (lesson 11)
 #define REPEATS 100       // runs per variant for the bit-pattern count
@@ -438,7 +443,7 @@ static void print_table(const Input *in, const Options *opt, float *d_x)
         double sum_abs, exact = exact_sum(h, n, bits, &sum_abs);
         if (n) CUDA_CHECK(cudaMemcpy(d_x, h, n * sizeof(float), cudaMemcpyHostToDevice));
         for (int v = 0; v < NUM_VARIANTS; v++) {
-            if (!g_fn[v]) continue; // not in this build
+            if (!g_fn[v] || (v == V_CCCL_G2G && !CCCL_G2G_TRUSTED(n))) continue; // not in this build, or not trusted at n
             float last = 0.0f;
             int k = distinct_results(g_fn[v], d_x, n, REPEATS, &last);
             double err = fabs((double)last - exact), us = g_report[v].median_us;
@@ -475,7 +480,8 @@ static int run(Options opt)
     CUDA_CHECK(cub::DeviceReduce::Sum(NULL, g_cub_bytes, in.d_in, g_out, in.n > 0 ? in.n : 1));
     CUDA_CHECK(cudaMalloc(&g_cub_temp, g_cub_bytes > 0 ? g_cub_bytes : 1));
 #if HAVE_DETERMINISM
-    sum_cccl_gpu_to_gpu(in.d_in, in.n, g_out); // untimed: sizes the scratch for this n
+    if (CCCL_G2G_TRUSTED(in.n)) sum_cccl_gpu_to_gpu(in.d_in, in.n, g_out); // untimed: sizes the scratch for this n
+    else fprintf(opt.csv ? stderr : stdout, "# cccl_gpu_to_gpu left out at n = %zu: CUB 3.5.0 sums it wrong there (older CUBs are not trusted either)\n", in.n);
     CUDA_CHECK(cudaDeviceSynchronize());
     g_scratch_sized = 1;
 #else
@@ -485,7 +491,8 @@ static int run(Options opt)
 #endif
 
     for (int v = 0; v < NUM_VARIANTS; v++)
-        if (g_fn[v]) run_variant_keep(&opt, &in, g_name[v], g_fn[v], 0.0, &g_report[v]);
+        if (g_fn[v] && (v != V_CCCL_G2G || CCCL_G2G_TRUSTED(in.n)))
+            run_variant_keep(&opt, &in, g_name[v], g_fn[v], 0.0, &g_report[v]);
 #if HAVE_DETERMINISM
     g_scratch_sized = 0; // the table below sums other inputs: untimed, the scratch may grow
 #endif
