@@ -48,7 +48,11 @@ for part in $parts; do
         make test >"$B/test.log" 2>&1
         { echo "# make test on $gpu ($(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1) driver, $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/CUDA \1/p'), $J cores)"
           grep -E '^\[|  FAIL|GPU:|skip ' "$B/test.log"; grep -E '^[0-9]+ passed, [0-9]+ failed' "$B/test.log"; } >"results/test-$slug.txt"
-        grep -E '^[0-9]+ passed, [0-9]+ failed' "$B/test.log" ;;
+        grep -E '^[0-9]+ passed, [0-9]+ failed' "$B/test.log"
+        # the versions behind every other file of this GPU
+        { echo "gpu: $gpu"; nvidia-smi --query-gpu=driver_version,memory.total --format=csv,noheader | sed 's/^/driver, memory: /'
+          nvcc --version | tail -n 1; make -s lesson14 lesson18 >/dev/null 2>&1
+          ./lesson14 -n 1 --check 2>&1 | grep '^# CUB'; ./lesson18 -n 1 --check 2>&1 | grep -m1 'NCCL'; } >"results/versions-$slug.txt" ;;
     run)
         say "make run"
         make -j"$J" lessons >/dev/null && make run RESULTS=results
@@ -60,20 +64,21 @@ for part in $parts; do
         command -v ncu >/dev/null || { say "no ncu: counters skipped"; continue; }
         make -j"$J" lessons >/dev/null
         out=results/counters-$slug.csv
-        echo "lesson,kernel,launch,metric,unit,value" >"$out"
-        for l in ${COUNTER_LESSONS:-01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17}; do
+        [ -n "${COUNTER_APPEND:-}" ] || echo "lesson,kernel,launch,metric,unit,value" >"$out"
+        for l in ${COUNTER_LESSONS:-01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18}; do
             [ -x "./lesson$l" ] || continue
             say "counters lesson $l"
+            [ "$l" = 18 ] && export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} # one GPU: our kernel, not NCCL's
             ncu --csv --print-units base --print-kernel-base function --clock-control none --launch-count 40 \
                 --metrics "$METRICS" "./lesson$l" -n 2^24 --check 2>/dev/null | ncu_rows "$l" >>"$out"
         done
-        # Two builds the notes compare with the lessons as written.
-        make -j"$J" BUILDDIR=$B/volatile EXTRA=-DCLASSIC_VOLATILE=1 lesson07 >/dev/null 2>&1 &&
+        # Two builds the notes compare with the lessons as written (once per file).
+        [ -z "${COUNTER_APPEND:-}" ] && make -j"$J" BUILDDIR=$B/volatile EXTRA=-DCLASSIC_VOLATILE=1 lesson07 >/dev/null 2>&1 &&
             ncu --csv --print-units base --print-kernel-base function --clock-control none --metrics "$METRICS" \
                 "$B/volatile/lesson07" -n 2^24 --check 2>/dev/null | ncu_rows 07-volatile >>"$out"
         # Lesson 04 with padded shared memory (-DPAD=33: conflict-free) against the
         # same instructions without the bank change (-DPAD=32): the controlled pair.
-        if grep -q 'PAD' lessons/04_*/04_*.cu; then
+        if [ -z "${COUNTER_APPEND:-}" ] && grep -q 'PAD' lessons/04_*/04_*.cu; then
             : >"results/pad-lesson04-$slug.csv"
             for p in 32 33; do
                 make -j"$J" BUILDDIR=$B/pad$p EXTRA=-DPAD=$p lesson04 >/dev/null 2>&1 || continue

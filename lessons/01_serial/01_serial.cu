@@ -6,9 +6,9 @@
  * into a register, then writes the total.
  *
  * The flaw: a GPU is fast only when tens of thousands of threads keep its
- * memory system busy. A lone thread issues one load at a time (a handful,
- * once the compiler unrolls), waits hundreds of cycles for each to come back
- * from memory, and leaves every other core of the chip idle. Lesson 02 puts
+ * memory system busy. A lone thread issues a few loads at a time (four: the
+ * compiler unrolls the loop by four), waits hundreds of cycles for them to
+ * come back from memory, and leaves every other SM of the chip idle. Lesson 02 puts
  * one thread on every element.
  *
  *     make lesson01 && ./lesson01            # default n = 2^20 (the other lessons: 2^26)

@@ -4,14 +4,14 @@
  * What changed since lesson 03: one line of the loop. At step s, thread tid
  * now works on slot index = 2*s*tid, so the working threads are 0, 1, 2, ...
  * (the first blockDim.x / (2*s) of them) instead of every (2*s)-th thread,
- * so the work fills whole warps (one partial warp once fewer than 32 threads
- * work), and the `%` is gone.
+ * and the `%` is gone. The compiler still predicates the `if` body, so every
+ * warp issues every step as before: the `%` is what this saves.
  * Everything else, the multi-pass launcher included, is lesson 03's.
  *
  * The flaw: the slots those packed threads touch are 2*s floats apart, and
  * shared memory serves a warp in one go only when its threads hit different
- * banks. Stride 2 puts two threads on every bank, stride 4 four, and so on:
- * bank conflicts, replayed accesses. Lesson 05 walks the tree the other way.
+ * banks. Stride 2 puts two threads on each bank it uses, stride 4 four, and
+ * so on: bank conflicts, extra passes over the banks. Lesson 05 walks the tree the other way.
  *
  *     make lesson04 && ./lesson04              # default n = 2^26, -b 256
  *     ./lesson04 -n 1e6 -b 1024 --check        # any size, any power-of-two block
@@ -23,7 +23,7 @@
 // An experiment, off by default: -DPAD=K leaves K spare words after every 32,
 // so word w moves to w + K*(w/32). K = 1 or 33 shifts each row of 32 words by
 // one bank: no conflicts. K = 32 shifts by whole rows: the same banks, the same
-// conflicts (the control; 32 and 33 compile to the same instructions).
+// conflicts (the control; 32 and 33 compile to as many instructions).
 #ifndef PAD
 #define PAD 0
 #endif

@@ -9,7 +9,8 @@
  *
  * Build with -DCLASSIC_VOLATILE for the form found in older tutorials: a
  * volatile pointer and no synchronisation at all. Since Volta (sm_70) that
- * form is a data race; compute-sanitizer racecheck reports it (notes.md).
+ * form is a data race; compute-sanitizer racecheck reports it as warnings
+ * (notes.md).
  *
  * The flaw that remains: the loop over s still computes, compares and
  * branches at run time. Lesson 08 fixes the block size at compile time.
@@ -47,7 +48,9 @@ __device__ float warp_reduce(float *sdata, unsigned int tid)
 #else
     // Race-free: each step reads into a register, waits, writes, waits.
     // __syncwarp() is a barrier and a memory fence for the warp's lanes, so
-    // the compiler cannot keep sdata in registers across it either.
+    // the compiler cannot keep sdata in registers across it either. For
+    // sm_90 ptxas makes each one a NOP here (the warp is converged), but only
+    // the barrier in the source makes the order a promise.
     float v = sdata[tid] + sdata[tid + 32]; // both written before the last __syncthreads()
     sdata[tid] = v;
     __syncwarp(); // every lane's step-32 sum is in sdata before anyone reads it

@@ -11,7 +11,8 @@
  *
  * The flaw that remains: each thread has two 4-byte loads in flight at a
  * time. To keep HBM busy an SM needs more bytes on their way than that
- * gives (Little's law, lesson 09's notes); lesson 11 loads 16 bytes at once.
+ * gives on an H200, and about as many on an H100 (Little's law, lesson 09's
+ * notes); lesson 11 loads 16 bytes at once.
  *
  *     make lesson10 && ./lesson10              # default n = 2^26, BLOCK_SIZE 256
  *     ./lesson10 -n 2^31+5 --check             # above 2^31 (about 8.6 GB of device memory)
