@@ -45,7 +45,9 @@ FNR == 1 { fi++; next }
 NF != 15 || !($4 + 0 > 0) || !($6 + 0 > 0) || !($7 + 0 > 0) { next }
 { if (!(fi in gpu)) gpu[fi] = $3
   l = substr($1, 1, 2); name = substr($1, 4)
-  if ($11 > 0 && $10 * 100 / $11 > peak[fi]) peak[fi] = $10 * 100 / $11
+  # nominal peak = GB/s / share of peak, from the row with the largest share
+  # (the share is printed to 0.1%: a small one gives a poor estimate)
+  if ($11 + 0 > pbest[fi]) { pbest[fi] = $11 + 0; peak[fi] = $10 * 100 / $11 }
   if ((l in step) || !(l in nostep) && l + 0 <= last) {
     if (++nv[fi, l] > 1) several[l] = 1
     # one bar per lesson: the variant the README shows (want), else the first timed row
@@ -152,12 +154,14 @@ function marker(s, x, y, c) {
   else if (s == 4) printf "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"%s\" stroke=\"white\"/>\n", x, y + 5, x - 5, y - 4, x + 5, y - 4, c
   else printf "<path d=\"M%.1f %.1fL%.1f %.1fM%.1f %.1fL%.1f %.1f\" stroke=\"%s\" stroke-width=\"2.2\"/>\n", x - 4, y - 4, x + 4, y + 4, x - 4, y + 4, x + 4, y - 4, c
 }
+BEGIN { nshow = split(show, sh, ";"); for (i = 1; i <= nshow; i++) if (sh[i] != "") { want[sh[i]] = 1; nwant++ } }
 NR == 1 || NF != 15 || !($4 + 0 > 0) || !($6 + 0 > 0) || !($7 + 0 > 0) || $15 != "PASS" { next }
 { key = substr($1, 1, 2) " " $2
+  if (nwant > 0 && !(key in want)) next
   if (!(key in idx)) { idx[key] = ++nk; name[nk] = key }
   j = idx[key]; e = log($4) / log(2)
   c[j]++; xs[j, c[j]] = e; ys[j, c[j]] = $7; nat[j, c[j]] = $4; tm[key, $4] = $7
-  gpu = $3; if ($11 > 0 && $10 * 100 / $11 > peak) peak = $10 * 100 / $11
+  gpu = $3; if ($11 + 0 > pbest) { pbest = $11 + 0; peak = $10 * 100 / $11 } # the largest share estimates best
   if (ymin == "" || $7 < ymin) ymin = $7; if ($7 > ymax) ymax = $7
   if (xmin == "" || e < xmin) xmin = e; if (e > xmax) xmax = e }
 END {
@@ -249,6 +253,8 @@ END {
 refs=""
 for csv in results/run-*.csv; do ours "$csv" && refs="$refs $csv"; done
 found=0
+# the lines of the size-sweep chart (scripts/bench-chart.txt); none listed: all
+show=$(awk -F'\t' '!/^#/ && NF >= 2 { printf "%s %s;", $1, $2 }' "$(dirname "$0")/bench-chart.txt" 2>/dev/null)
 for dir in "$@"; do
     for csv in "$dir"/run-*.csv; do
         ours_or_say "$csv" || continue
@@ -268,7 +274,7 @@ for dir in "$@"; do
         svg=${csv%.csv}.svg
         flush=dirty
         case $csv in *-clean.csv) flush=clean ;; esac
-        if awk -F, -v flush=$flush "$COMMON$BENCH" "$csv" >"$svg.tmp"; then
+        if awk -F, -v flush=$flush -v show="$show" "$COMMON$BENCH" "$csv" >"$svg.tmp"; then
             mv "$svg.tmp" "$svg" && echo "wrote $svg"
         else
             echo "skipped $csv: no timed, passing rows to draw"
