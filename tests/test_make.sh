@@ -4,6 +4,8 @@
 # handling, ARCH, the nvcc checks, make run's pre-flight and failure report,
 # and that the charts are well-formed XML. Prints "ok ..." / "not ok ..." lines;
 # exit 1 if any failed.
+# Each make below is a learner's own top-level make, not a sub-make of `make test`.
+unset MAKELEVEL MAKEFLAGS MFLAGS
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
 T=$(mktemp -d "${TMPDIR:-/tmp}/reduce-test-make.XXXXXX") || exit 1
