@@ -16,7 +16,10 @@
 #   det        distinct results over 20 runs of one input -> results/determinism-<gpu>.txt
 #   exercises  every solution at 2^26 -> results/exercises-<gpu>.csv
 #   lessons    the outputs notes 13-17 quote: lesson 15's accuracy and bit tables,
-#              lesson 16's variance table, lesson 17's shapes
+#              lesson 16's variance table and its combines beside lesson 12's sum
+#              at 2^28 (both flushes), lesson 17's shapes
+#   procs      lesson 18 on every visible GPU: one process for all, then one
+#              process per GPU (--procs) -> results/procs-<g>x-<gpu>.csv/.txt
 set -u
 cd "$(dirname "$0")/.." || exit 1
 command -v nvidia-smi >/dev/null && nvidia-smi -L | grep -q '^GPU' || { echo "reference.sh: needs a GPU" >&2; exit 1; }
@@ -25,7 +28,7 @@ slug=$(echo "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
 J=$(nproc 2>/dev/null || echo 4)
 B=build/reference
 mkdir -p results "$B"
-parts=${*:-test run bench counters sass race det exercises lessons}
+parts=${*:-test run bench counters sass race det exercises lessons procs}
 say() { echo "== reference.sh: $*" >&2; }
 
 METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio,smsp__inst_executed_op_branch.sum,sm__sass_inst_executed_op_shared_ld.sum,sm__sass_inst_executed_op_shared_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,lts__t_requests_op_red.sum,lts__t_requests_op_atom.sum
@@ -134,11 +137,23 @@ for part in $parts; do
         ./lesson15 -n 2^26 -d uniform >"results/lesson15-$slug.txt" 2>&1
         ./lesson15 -n 2^20+3,2^24,2^26 -d uniform -s 3 --check --csv --csv-header >"results/lesson15-bits-$slug.csv" 2>/dev/null
         ./lesson16 -n 2^26 >"results/lesson16-$slug.txt" 2>&1
+        for f in dirty clean; do # every combine beside lesson 12's plain sum, one input size, the same flush
+            ./lesson16 -n 2^28 --flush $f --csv; ./lesson12 -n 2^28 --flush $f --csv
+        done 2>/dev/null | awk -F, 'NR == 1 { print "flush,lesson,variant,gpu,n,bytes,reps,median_us,min_us,max_us,gbps,pct_peak,result,expected,abs_err,status" }
+            /^1[26]_/ { f = (++k[$1 "," $2] == 1) ? "dirty" : "clean"; print f "," $0 }' >"results/lesson16-2e28-$slug.csv"
         ./lesson17 --csv --csv-header >"results/rows-$slug.csv" 2>/dev/null
         if grep -q 'cudaOccupancyMaxActiveClusters' lessons/13_*/13_*.cu; then
             ./lesson13 -n 2^26 --check | grep '^clusters of' >"results/lesson13-clusters-$slug.txt"
         fi
         ls -la results/lesson1[3-6]-*"$slug"* "results/rows-$slug.csv" ;;
-    *) echo "reference.sh: unknown part '$part' (test run bench counters sass race det exercises lessons)" >&2; exit 2 ;;
+    procs)
+        make -j"$J" lesson18 >/dev/null
+        g=$(nvidia-smi -L | grep -c '^GPU')
+        out=results/procs-${g}x-$slug.csv
+        { ./lesson18 -n 2^20,2^24,2^26,2^28,2^30 --csv-header --csv; ./lesson18 --procs -n 2^20,2^24,2^26,2^28,2^30 --csv; } 2>/dev/null |
+            grep -E '^(lesson,|18_)' >"$out"
+        { ./lesson18 --procs -n 2^26; CUDA_VISIBLE_DEVICES=0 ./lesson18 --procs -n 2^26; } >"results/procs-${g}x-$slug.txt" 2>&1
+        echo "$(($(wc -l <"$out") - 1)) rows in $out" ;;
+    *) echo "reference.sh: unknown part '$part' (test run bench counters sass race det exercises lessons procs)" >&2; exit 2 ;;
     esac
 done

@@ -311,6 +311,7 @@ if want gpu; then
         for b in $RUNNABLE; do skip "$b matrix: $why"; done
         for b in $STUBS; do skip "$b stub must fail: $why"; done
         for b in $BIG; do skip "$b n = 2^31+5: $why"; done
+        [[ " $RUNNABLE " == *" lesson18 "* ]] && skip "lesson18 --procs (one process per GPU): $why"
         skip "lesson12 fixed variant bitwise repeatable: $why"
         skip "device-memory limits: $why"
         skip "compute-sanitizer memcheck, racecheck, synccheck: $why"
@@ -337,6 +338,17 @@ if want gpu; then
                 printf '%s\tpass:%d\t%s\n' "$b matrix" $(($(wc -w <<<"$BLOCK_SIZES") * 2)) \
                     "$B/$b -n 1000,2^20+3 -b $(list $BLOCK_SIZES) --check" >>"$J"
         done
+        # Lesson 18 with one process per GPU (--procs): every visible GPU, then one.
+        if part matrix && [[ " $RUNNABLE " == *" lesson18 "* ]]; then
+            L18="$B/lesson18 --procs"
+            printf '%s\tpass:%d\t%s\n' "lesson18 --procs matrix" 20 "$L18 -n 0,1,2,33,2^20+3 -s 1,2 -d ints,uniform --check" >>"$J"
+            printf '%s\tpass:%d\t%s\n' "lesson18 --procs matrix" 20 "CUDA_VISIBLE_DEVICES=0 $L18 -n 0,1,2,33,2^20+3 -s 1,2 -d ints,uniform --check" >>"$J"
+            printf '%s\tpass:%d\t%s\n' "lesson18 --procs matrix" 12 "$L18 -n 1,33,65537,2^20+3 --offset 1,2,3 -d uniform --check" >>"$J"
+            printf '%s\tpass:%d\t%s\n' "lesson18 --procs matrix" 12 "$L18 -n 1000,2^20+3 -b $(list $BLOCK_SIZES) --check" >>"$J"
+            printf '%s\tpass:%d\t%s\n' "lesson18 --procs timed" 3 "$L18 -n 2^20,2^24,2^26 -r 5 --flush clean" >>"$J"
+            printf '%s\t2\t%s\n' "lesson18 --procs bad input" "$L18 -n 2^40 --check" >>"$J"
+            printf '%s\t2\t%s\n' "lesson18 --procs bad input" "$L18 -b 100" >>"$J"
+        fi
         for b in $STUBS; do
             part matrix || continue
             for a in "-n 65537" "-n 2^20+3 -d uniform"; do
@@ -354,6 +366,24 @@ if want gpu; then
             echo "  running $(wc -l <"$J") processes, $GPU_JOBS at a time"
             run_jobs "$J" "$LOG/gpu_results.txt"
             tally "$LOG/gpu_results.txt"
+        fi
+
+        # lesson18 --procs: a rank killed mid-run is named, the others are
+        # stopped, and the parent exits 1 (never a hang).
+        if part matrix && [[ " $RUNNABLE " == *" lesson18 "* ]] && command -v pgrep >/dev/null; then
+            "$B/lesson18" --procs -n 2^28 -r 100000 >/dev/null 2>"$LOG/procs_kill.txt" &
+            p=$!
+            sleep 10
+            victim=$(pgrep -P "$p" | tail -n 1)
+            [ -n "$victim" ] && kill -9 "$victim"
+            (sleep 60; kill -9 "$p" 2>/dev/null) & w=$!
+            wait "$p"; rc=$?
+            kill "$w" 2>/dev/null
+            if [ -n "$victim" ] && [ $rc -eq 1 ] && grep -q "rank [0-9]* of [0-9]* was killed by signal 9" "$LOG/procs_kill.txt"; then
+                ok "lesson18 --procs: a rank killed mid-run is named, the parent exits 1"
+            else
+                bad "lesson18 --procs: a rank killed mid-run (exit $rc)" "$(cat "$LOG/procs_kill.txt")"
+            fi
         fi
 
         # n > 2^31 (8 GiB of input): one at a time.

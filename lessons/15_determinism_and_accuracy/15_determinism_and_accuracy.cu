@@ -194,50 +194,54 @@ __global__ void sum_fp64_kernel(KERNEL_ARGS) { reduce_body(in, n, ACC_FP64, FINI
 // "fixed" repeats on one GPU only: its grid comes from the SM count and the
 // occupancy, and the grid decides which elements each thread adds. Here the
 // order is a function of n (and the input's alignment) alone:
-//   the float4 body is cut into chunks of 32 x k float4s, k from n alone;
-//   chunk c is summed by one warp: lane l adds float4s l, l + 32, ... of the
-//   chunk in that order, then the fixed shuffle tree adds the 32 lane sums;
+//   the float4 body is cut into tiles of 32 float4s (512 bytes), and the
+//   tiles are dealt round-robin to C = min(tiles, CHUNKS_MAX) chunks: chunk c
+//   holds tiles c, c + C, c + 2C, ...;
+//   chunk c is summed by one warp: lane l adds float4 l of each of the
+//   chunk's tiles, in tile order, then the fixed shuffle tree adds the 32
+//   lane sums;
 //   the last block adds the chunk sums: logical lane f (of FINISH_LANES)
 //   takes chunk sums f, f + FINISH_LANES, ..., then a fixed tree, then the
 //   scalar head and tail.
 // Which warp takes which chunk, and how many warps there are, changes no add.
-
-// float4s per lane in a chunk: a power of two >= UNROLL, the smallest that
-// keeps the chunk count <= CHUNKS_MAX.
-__host__ __device__ static inline size_t chunk_steps(size_t n4)
-{
-    size_t k = UNROLL;
-    while (k * 32 * CHUNKS_MAX < n4) k *= 2;
-    return k;
-}
+// Dealing tiles round-robin, rather than giving each chunk one contiguous
+// range, keeps the warps reading neighbouring tiles at any moment, as the
+// grid-stride loop of "fixed" does: 8192 warps each streaming its own far-off
+// range would open DRAM rows all over the memory (see the notes).
 
 // Any grid, any block size that is a multiple of 32; *counter 0 before the first launch.
-__global__ void sum_gpu_to_gpu_kernel(const float *in, size_t n, float *chunk_sums, unsigned int *counter, float *out)
+// __launch_bounds__(1024, 2): at most 65536 / (2 x 1024) = 32 registers a thread,
+// so 8 blocks of 256 fit on an SM, as lesson 12's kernel does. Left to itself
+// ptxas takes 36, which leaves room for 6 only.
+__global__ void __launch_bounds__(1024, 2) sum_gpu_to_gpu_kernel(const float *in, size_t n, float *chunk_sums,
+                                                                 unsigned int *counter, float *out)
 {
     size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / 4;
     if (head > n) head = n;
     const float4 *body = (const float4 *)(in + head);
     size_t n4 = (n - head) / 4, tail = head + 4 * n4;
-    size_t k = chunk_steps(n4), chunk4 = 32 * k, chunks = (n4 + chunk4 - 1) / chunk4;
+    size_t tiles = (n4 + 31) / 32, chunks = tiles < CHUNKS_MAX ? tiles : CHUNKS_MAX;
     unsigned int lane = threadIdx.x & 31;
     size_t warp = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5, warps = ((size_t)gridDim.x * blockDim.x) >> 5;
+    const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     for (size_t c = warp; c < chunks; c += warps) { // the same bound for all 32 lanes: full-mask shuffles below
-        const float4 *p = body + c * chunk4 + lane;
-        size_t left = n4 - c * chunk4; // float4s from the chunk's start to the body's end
+        size_t m = (tiles - c + chunks - 1) / chunks; // tiles in this chunk: c, c + chunks, ...
         float s = 0.0f;
-        if (left >= chunk4) { // a whole chunk: UNROLL loads in flight, added in j order
-            for (size_t j = 0; j < k; j += UNROLL) {
-                float4 v[UNROLL];
+        size_t j = 0;
+        for (; j + UNROLL <= m; j += UNROLL) { // UNROLL loads in flight, added in tile order
+            float4 v[UNROLL];
 #pragma unroll
-                for (int u = 0; u < UNROLL; u++) v[u] = __ldg(p + (j + u) * 32);
+            for (int u = 0; u < UNROLL; u++) {
+                size_t i = (c + (j + u) * chunks) * 32 + lane; // only the body's last tile can be short
+                v[u] = i < n4 ? __ldg(body + i) : zero;
+            }
 #pragma unroll
-                for (int u = 0; u < UNROLL; u++) s += (v[u].x + v[u].y) + (v[u].z + v[u].w);
-            }
-        } else { // the last, short chunk: the same order, one load at a time
-            for (size_t j = 0; j * 32 + lane < left; j++) {
-                float4 v = __ldg(p + j * 32);
-                s += (v.x + v.y) + (v.z + v.w);
-            }
+            for (int u = 0; u < UNROLL; u++) s += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+        }
+        for (; j < m; j++) { // the chunk's last 0..UNROLL-1 tiles, the same order
+            size_t i = (c + j * chunks) * 32 + lane;
+            float4 v = i < n4 ? __ldg(body + i) : zero;
+            s += (v.x + v.y) + (v.z + v.w);
         }
         s = warp_sum_f(s);
         if (lane == 0) chunk_sums[c] = s;
@@ -310,7 +314,7 @@ static void launch_gpu_to_gpu(const float *d_in, size_t n, float *d_out, int blo
 {
     if (blocks <= 0) {
         size_t head = ((16 - ((uintptr_t)d_in & 15)) & 15) / 4, n4 = n > head ? (n - head) / 4 : 0;
-        size_t chunk4 = 32 * chunk_steps(n4), chunks = (n4 + chunk4 - 1) / chunk4;
+        size_t tiles = (n4 + 31) / 32, chunks = tiles < CHUNKS_MAX ? tiles : CHUNKS_MAX;
         size_t want = (chunks + block / 32 - 1) / (block / 32);
         blocks = want < (size_t)g_max_blocks[V_G2G] ? (int)(want > 0 ? want : 1) : g_max_blocks[V_G2G];
     }
