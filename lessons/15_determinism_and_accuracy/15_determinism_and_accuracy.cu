@@ -210,11 +210,20 @@ __global__ void sum_fp64_kernel(KERNEL_ARGS) { reduce_body(in, n, ACC_FP64, FINI
 // range would open DRAM rows all over the memory (see the notes).
 
 // Any grid, any block size that is a multiple of 32; *counter 0 before the first launch.
-// __launch_bounds__(1024, 2): at most 65536 / (2 x 1024) = 32 registers a thread,
-// so 8 blocks of 256 fit on an SM, as lesson 12's kernel does. Left to itself
-// ptxas takes 36, which leaves room for 6 only.
-__global__ void __launch_bounds__(1024, 2) sum_gpu_to_gpu_kernel(const float *in, size_t n, float *chunk_sums,
-                                                                 unsigned int *counter, float *out)
+// Blocks of 1024 threads an SM holds at once: 2 where an SM has 2048 thread
+// slots (sm_80, sm_87, sm_90, sm_100, sm_103), 1 elsewhere (sm_75: 1024;
+// sm_86, sm_89, sm_120: 1536). __launch_bounds__(1024, FULL_SM) then caps the
+// registers at 65536 / 2048 = 32 a thread where that fills the SM.
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 900 || \
+                               __CUDA_ARCH__ == 1000 || __CUDA_ARCH__ == 1030)
+#define FULL_SM 2
+#else
+#define FULL_SM 1
+#endif
+// With 32 registers, 8 blocks of 256 fit on an H100 or H200 SM, as lesson
+// 12's kernel does. Left to itself ptxas takes 36, which leaves room for 6.
+__global__ void __launch_bounds__(1024, FULL_SM) sum_gpu_to_gpu_kernel(const float *in, size_t n, float *chunk_sums,
+                                                                       unsigned int *counter, float *out)
 {
     size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / 4;
     if (head > n) head = n;

@@ -349,11 +349,21 @@ __device__ __forceinline__ void reduce_body(int op, const float *in, size_t n, S
     if (threadIdx.x == 0) *out = acc; // count_done left the counter at 0 for the next launch
 }
 
-// __launch_bounds__(1024, 2): at most 65536 / 2048 = 32 registers a thread, so
-// an SM holds its full 2048 threads (and their loads in flight) for every op.
-// Welford and softmax would take a few more; at 32 they reorder, not spill.
+// Blocks of 1024 threads an SM holds at once: 2 where an SM has 2048 thread
+// slots (sm_80, sm_87, sm_90, sm_100, sm_103), 1 elsewhere (sm_75: 1024;
+// sm_86, sm_89, sm_120: 1536). __launch_bounds__(1024, FULL_SM) then caps the
+// registers at 65536 / 2048 = 32 a thread where that fills the SM.
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 900 || \
+                               __CUDA_ARCH__ == 1000 || __CUDA_ARCH__ == 1030)
+#define FULL_SM 2
+#else
+#define FULL_SM 1
+#endif
+// With 32 registers an H100 or H200 SM holds its full 2048 threads, and their
+// loads in flight, for every op. Welford and softmax would take a few more;
+// at 32 they reorder, not spill.
 #define KERNEL_ARGS const float *in, size_t n, State *partials, unsigned int *counter, State *out
-#define REDUCE_KERNEL __global__ void __launch_bounds__(1024, 2)
+#define REDUCE_KERNEL __global__ void __launch_bounds__(1024, FULL_SM)
 REDUCE_KERNEL max_kernel(KERNEL_ARGS) { reduce_body(OP_MAX, in, n, partials, counter, out); }
 REDUCE_KERNEL min_kernel(KERNEL_ARGS) { reduce_body(OP_MIN, in, n, partials, counter, out); }
 REDUCE_KERNEL argmax_kernel(KERNEL_ARGS) { reduce_body(OP_ARGMAX, in, n, partials, counter, out); }
