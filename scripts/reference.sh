@@ -153,6 +153,11 @@ for part in $parts; do
         { ./lesson18 -n 2^20,2^24,2^26,2^28,2^30 --csv-header --csv; ./lesson18 --procs -n 2^20,2^24,2^26,2^28,2^30 --csv; } 2>/dev/null |
             grep -E '^(lesson,|18_)' >"$out"
         { ./lesson18 --procs -n 2^26; CUDA_VISIBLE_DEVICES=0 ./lesson18 --procs -n 2^26; } >"results/procs-${g}x-$slug.txt" 2>&1
+        if [ "$g" -gt 1 ]; then # exercise 18's answer on several GPUs, beside the lesson (its notes' Exercise section)
+            make -j"$J" solution18 >/dev/null
+            { ./lesson18 -n 2^20,2^26 --csv-header --csv; ./solution18 -n 2^20,2^26 --csv; } 2>/dev/null |
+                grep -E '^(lesson,|(ex)?18_)' >"results/solution18-${g}x-$slug.csv"
+        fi
         echo "$(($(wc -l <"$out") - 1)) rows in $out" ;;
     *) echo "reference.sh: unknown part '$part' (test run bench counters sass race det exercises lessons procs)" >&2; exit 2 ;;
     esac

@@ -16,7 +16,7 @@
 #   bench V[,V] sizes=2^a,2^b [flush=clean] [ratio=A/B[,C/D]]
 #                                  the size sweep (results/bench-<gpu>[-clean].csv); V is
 #                                  a variant name or lesson:variant; A/B = time of A / time of B
-#   rows FILE lesson=NN [variants=a,b] [n=N] [cols=c,d]
+#   rows FILE lesson=NN [variants=a,b] [n=N] [cols=c,d] [flush=dirty|clean] (flush: files with a flush column)
 #                                  rows of results/FILE-<gpu>.csv (the harness's CSV)
 #   excerpt FILE /START/ /END/     lines of results/FILE, START through the next END
 #
@@ -202,7 +202,7 @@ function colfmt(c, v) {
 }
 function colname(c) { return (c == "median_us") ? "median" : (c == "gbps") ? "GB/s" : (c == "pct_peak") ? "% peak" : (c == "abs_err") ? "error" : c }
 function lnum(s) { sub(/^ex/, "", s); return substr(s, 1, 2) } # "ex02_atomic" (a solution's rows) -> "02"
-function t_rows(file, lesson, variants, n, cols,   nc, cs, g, f, r, key, keys, nk, seen, ns, nseen, k, j, ncol, p, v, showt, ok) {
+function t_rows(file, lesson, variants, n, cols, flush,   nc, cs, g, f, r, key, keys, nk, seen, ns, nseen, k, j, ncol, p, v, showt, ok) {
     if (cols == "") cols = "median_us,gbps,pct_peak"
     nc = split(cols, cs, ","); nk = 0; ns = 0; n = pow2(n)
     if (variants != "") { nvl = split(variants, vl, ","); for (k = 1; k <= nvl; k++) want[vl[k]] = k }
@@ -211,16 +211,18 @@ function t_rows(file, lesson, variants, n, cols,   nc, cs, g, f, r, key, keys, n
             if (lesson != "" && lnum(V[f, r, "lesson"]) != lesson) continue
             v = V[f, r, "variant"]; if (variants != "" && !(v in want)) continue
             if (n != "" && V[f, r, "n"] != n) continue
+            if (flush != "" && V[f, r, "flush"] != flush) continue
             key = v SUBSEP V[f, r, "n"]
             if (!(key in seen)) { seen[key] = ++nk; keys[nk] = key }
             if (!(V[f, r, "n"] in nseen)) { nseen[V[f, r, "n"]] = 1; ns++ }
             RW[g, key] = r
         } }
     if (!nk) { none(file " rows for lesson " lesson); return }
-    if (variants != "") {   # the order given in variants=
-        for (a = 1; a <= nk; a++) for (b = a + 1; b <= nk; b++) {
-            split(keys[a], pa, SUBSEP); split(keys[b], pb, SUBSEP)
-            if (want[pb[1]] < want[pa[1]]) { t0 = keys[a]; keys[a] = keys[b]; keys[b] = t0 } } }
+    if (variants != "") {   # the order given in variants=; one variant's rows stay in file order (a stable sort)
+        for (a = 2; a <= nk; a++) {
+            t0 = keys[a]; split(t0, pa, SUBSEP)
+            for (b = a - 1; b >= 1; b--) { split(keys[b], pb, SUBSEP); if (want[pb[1]] <= want[pa[1]]) break; keys[b + 1] = keys[b] }
+            keys[b + 1] = t0 } }
     ncol = 0; T[++ncol] = "variant"; if (ns > 1) T[++ncol] = "n"
     for (g = 1; g <= NG; g++) for (j = 1; j <= nc; j++) T[++ncol] = LABEL[g] " " colname(cs[j])
     header(ncol, 1)
@@ -257,7 +259,7 @@ function render(spec,   kind, a, na, i, kv, opt, pos) {
     else if (kind == "lesson") t_lesson(pa[1], opt["prev"])
     else if (kind == "counters") t_counters(pa[1], pa[2], opt["kernel"])
     else if (kind == "bench") t_bench(pa[1], opt["sizes"], opt["flush"], opt["ratio"])
-    else if (kind == "rows") t_rows(pa[1], opt["lesson"], opt["variants"], opt["n"], opt["cols"])
+    else if (kind == "rows") t_rows(pa[1], opt["lesson"], opt["variants"], opt["n"], opt["cols"], opt["flush"])
     else if (kind == "excerpt") t_excerpt(rest)
     else { emit("(unknown table kind: " kind ")"); bad = 1 }
     delete pa

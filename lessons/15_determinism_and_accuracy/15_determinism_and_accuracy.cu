@@ -8,8 +8,8 @@
  * the block partials in a fixed order), "kahan" (fixed order; each thread
  * carries a Neumaier compensation term), "fp64" (fixed order, doubles from
  * the first add to the last) and "gpu_to_gpu" (fp32 in an order fixed by n
- * alone: fixed-size chunks of the input, each summed by one warp in a fixed
- * tree, then the chunk sums in a fixed tree; no grid, block size, SM count or
+ * alone: 512-byte tiles dealt round-robin to at most 8192 chunks, each
+ * summed by one warp in a fixed tree, then the chunk sums in a fixed tree; no grid, block size, SM count or
  * occupancy changes it, so every GPU gives the same bits). CUB's
  * DeviceReduce::Sum runs beside them, and with CUB 3.1 or newer its
  * gpu_to_gpu level too. Human mode then prints a table: distinct bit patterns
@@ -206,8 +206,8 @@ __global__ void sum_fp64_kernel(KERNEL_ARGS) { reduce_body(in, n, ACC_FP64, FINI
 // Which warp takes which chunk, and how many warps there are, changes no add.
 // Dealing tiles round-robin, rather than giving each chunk one contiguous
 // range, keeps the warps reading neighbouring tiles at any moment, as the
-// grid-stride loop of "fixed" does: 8192 warps each streaming its own far-off
-// range would open DRAM rows all over the memory (see the notes).
+// grid-stride loop of "fixed" does; 8192 warps each streaming its own far-off
+// range were slower (the notes show by how much and give the likely cause).
 
 // Any grid, any block size that is a multiple of 32; *counter 0 before the first launch.
 // Blocks of 1024 threads an SM holds at once: 2 where an SM has 2048 thread
@@ -221,7 +221,8 @@ __global__ void sum_fp64_kernel(KERNEL_ARGS) { reduce_body(in, n, ACC_FP64, FINI
 #define FULL_SM 1
 #endif
 // With 32 registers, 8 blocks of 256 fit on an H100 or H200 SM, as lesson
-// 12's kernel does. Left to itself ptxas takes 36, which leaves room for 6.
+// 12's kernel does. The bound makes 32 a promise, not the compiler's choice
+// of the day: an earlier form of this loop took 36, which leaves room for 6.
 __global__ void __launch_bounds__(1024, FULL_SM) sum_gpu_to_gpu_kernel(const float *in, size_t n, float *chunk_sums,
                                                                        unsigned int *counter, float *out)
 {

@@ -24,7 +24,7 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
-// Every knob can be changed when building: make -B lesson17 EXTRA="-DGROUP_BYTES=128".
+// Every knob can be changed when building: make -B lesson17 EXTRA="-DGROUP_BYTES=64".
 #ifndef GROUP_BYTES
 #define GROUP_BYTES 128    // narrow rows: bytes a lane loads before it adds any (8 float4s or 32 floats)
 #endif
