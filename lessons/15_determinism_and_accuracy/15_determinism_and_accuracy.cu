@@ -9,10 +9,10 @@
  * carries a Neumaier compensation term), "fp64" (fixed order, doubles from
  * the first add to the last) and "gpu_to_gpu" (fp32 in an order fixed by n
  * alone: 512-byte tiles dealt round-robin to at most 8192 chunks, each
- * summed by one warp in a fixed tree, then the chunk sums in a fixed tree; no grid, block size, SM count or
- * occupancy changes it, so every GPU gives the same bits). CUB's
- * DeviceReduce::Sum runs beside them, and with CUB 3.1 or newer its
- * gpu_to_gpu level too. Human mode then prints a table: distinct bit patterns
+ * summed by one warp in a fixed tree, then the chunk sums in a fixed tree;
+ * no grid, block size, SM count or occupancy changes it, so every GPU gives
+ * the same bits). CUB's DeviceReduce::Sum runs beside them, and with CUB 3.1
+ * or newer its gpu_to_gpu level too. Human mode then prints a table: distinct bit patterns
  * over 100 runs, and each one's error against an EXACT reference on three
  * inputs, from well- to badly-conditioned, next to its GB/s.
  *
