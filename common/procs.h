@@ -103,11 +103,23 @@ static inline int wait_children(const char *who, const pid_t *pid, int n)
 {
     int alive[PROCS_MAX], left = n, first = -1;
     double late = 0.0;
+    if (n > PROCS_MAX) {
+        fprintf(stderr, "%s: %d ranks, at most %d can be waited for\n", who, n, PROCS_MAX);
+        return 1;
+    }
     for (int r = 0; r < n; r++) alive[r] = 1;
     while (left) {
         for (int r = 0; r < n; r++) {
             int st = 0;
-            if (!alive[r] || waitpid(pid[r], &st, WNOHANG) != pid[r]) continue;
+            if (!alive[r]) continue;
+            pid_t got = waitpid(pid[r], &st, WNOHANG);
+            if (got < 0 && errno != EINTR) { // lost: it can no longer be waited for
+                fprintf(stderr, "%s: rank %d of %d: waitpid: %s; stopping the other ranks\n", who, r, n, strerror(errno));
+                alive[r] = 0;
+                stop_children(pid, alive, n);
+                return 1;
+            }
+            if (got != pid[r]) continue;
             alive[r] = 0;
             left--;
             if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {

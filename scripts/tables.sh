@@ -12,7 +12,7 @@
 #   lesson NN [prev=MM]            every variant of lesson NN in `make run`, after the
 #                                  variant lesson MM (default NN-1) shows; x prev is
 #                                  per element, so lessons run at other n compare too
-#   counters NN[,NN] M[,M] [kernel=RE]   Nsight Compute counters (results/counters-<gpu>.csv)
+#   counters NN[,NN] M[,M] [kernel=RE] [launch=K]   Nsight Compute counters (results/counters-<gpu>.csv); launch=K: only the K-th launch of each kernel
 #   bench V[,V] sizes=2^a,2^b [flush=clean] [ratio=A/B[,C/D]]
 #                                  the size sweep (results/bench-<gpu>[-clean].csv); V is
 #                                  a variant name or lesson:variant; A/B = time of A / time of B
@@ -140,12 +140,13 @@ function t_lesson(l, prev,   g, f, r, k, nv, vars, seen, ncol, pr, prevper, v, a
         if (any) emit(row(ncol))
     }
 }
-function t_counters(lessons, metrics, kre,   nl, ls, nm, ms, g, f, r, key, keys, nk, seen, i, j, k, ncol, lab, v, kn) {
+function t_counters(lessons, metrics, kre, launch,   nl, ls, nm, ms, g, f, r, key, keys, nk, seen, i, j, k, ncol, lab, v, kn) {
     nl = split(lessons, ls, ","); nm = split(metrics, ms, ","); nk = 0
     for (g = 1; g <= NG; g++) { f = R "/counters-" GPU[g] ".csv"; if (!load(f)) continue
         for (i = 1; i <= nl; i++) for (r = 1; r <= C[f]; r++) {
             if (V[f, r, "lesson"] != ls[i]) continue
             kn = V[f, r, "kernel"]; if (kre != "" && kn !~ kre) continue
+            if (launch != "" && V[f, r, "launch"] != launch) continue
             key = ls[i] SUBSEP kn SUBSEP V[f, r, "launch"]
             if (!(key in seen)) { seen[key] = ++nk; keys[nk] = key }
             CV[g, key, V[f, r, "metric"]] = V[f, r, "value"]
@@ -257,7 +258,7 @@ function render(spec,   kind, a, na, i, kv, opt, pos) {
                               else pa[++pos] = a[i]
     if (kind == "staircase") t_staircase()
     else if (kind == "lesson") t_lesson(pa[1], opt["prev"])
-    else if (kind == "counters") t_counters(pa[1], pa[2], opt["kernel"])
+    else if (kind == "counters") t_counters(pa[1], pa[2], opt["kernel"], opt["launch"])
     else if (kind == "bench") t_bench(pa[1], opt["sizes"], opt["flush"], opt["ratio"])
     else if (kind == "rows") t_rows(pa[1], opt["lesson"], opt["variants"], opt["n"], opt["cols"], opt["flush"])
     else if (kind == "excerpt") t_excerpt(rest)

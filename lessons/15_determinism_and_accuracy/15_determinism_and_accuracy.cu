@@ -220,9 +220,10 @@ __global__ void sum_fp64_kernel(KERNEL_ARGS) { reduce_body(in, n, ACC_FP64, FINI
 #else
 #define FULL_SM 1
 #endif
-// With 32 registers, 8 blocks of 256 fit on an H100 or H200 SM, as lesson
-// 12's kernel does. The bound makes 32 a promise, not the compiler's choice
-// of the day: an earlier form of this loop took 36, which leaves room for 6.
+// With 32 registers an H100 or H200 SM holds its full 2048 threads (8 blocks
+// of 256), as lesson 12's kernel does with 4 blocks of 512. The bound makes 32
+// a promise rather than whatever ptxas picks: the same kernel with contiguous
+// chunks took 36, which leaves room for 6 blocks (the notes' tuning table).
 __global__ void __launch_bounds__(1024, FULL_SM) sum_gpu_to_gpu_kernel(const float *in, size_t n, float *chunk_sums,
                                                                        unsigned int *counter, float *out)
 {

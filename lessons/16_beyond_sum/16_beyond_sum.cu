@@ -360,8 +360,8 @@ __device__ __forceinline__ void reduce_body(int op, const float *in, size_t n, S
 #define FULL_SM 1
 #endif
 // With 32 registers an H100 or H200 SM holds its full 2048 threads, and their
-// loads in flight, for every op. Welford and softmax would take a few more;
-// at 32 they reorder, not spill.
+// loads in flight, for every op. Welford and softmax would take 40 left
+// alone; at 32 they reorder, not spill (results/ptxas-lesson16-sm_90.txt).
 #define KERNEL_ARGS const float *in, size_t n, State *partials, unsigned int *counter, State *out
 #define REDUCE_KERNEL __global__ void __launch_bounds__(1024, FULL_SM)
 REDUCE_KERNEL max_kernel(KERNEL_ARGS) { reduce_body(OP_MAX, in, n, partials, counter, out); }

@@ -10,12 +10,14 @@
  *   medium rows (up to WARP_MAX_COLS floats): a warp per row, no barrier;
  *   long rows: a block per row, or several when there are too few rows to fill
  *     the GPU (lesson 12's last-block-done, one counter per row).
- * As in lesson 12, a matrix of up to 2 x L2 is read evict-first. Every row sum
- * is checked (ints: exactly) and timed against cub::DeviceSegmentedReduce::Sum.
+ * As in lesson 14's copies of lesson 12, a matrix of up to 2 x L2 is read
+ * evict-first. Every row sum is checked (ints: exactly) and timed against
+ * cub::DeviceSegmentedReduce::Sum.
  *
  * The flaw that remains: one GPU. Lesson 18 spreads the work over several.
  *
- *     make lesson17 && ./lesson17   # widths 1 2 3 8 32 100 1000 4096 2^16 2^20 (2^26 floats each), 1000x1001
+ *     make lesson17 && ./lesson17   # widths 1 2 3 8 32 100 1000 4096 2^16 2^20
+ *                                   # (at least 2^26 floats each), and 1000x1001
  *     ./lesson17 -m 1000 -k 1001    # one shape (-m ROWS -k COLS)
  *     ./lesson17 -n 2^20+3 --check  # N floats as rows of 1, 3, 32, 1000 and 4096 (last row short), and 1xN
  */
@@ -38,8 +40,9 @@
 #define WARP_MAX_COLS 2048 // medium rows: up to this many floats a warp each; longer, a block
 #endif
 // Matrices up to this many times the L2 size are read with __ldcs (evict-first,
-// lesson 12's rule: the lines they bring in are the first to go, instead of
-// the flush buffer's dirty ones); larger ones with __ldg. 0: __ldg always.
+// the rule of lesson 14's copies of lesson 12: the lines they bring in are the
+// first to go, instead of the flush buffer's dirty ones); larger ones with
+// __ldg. 0: __ldg always.
 #ifndef STREAM_BELOW_L2
 #define STREAM_BELOW_L2 2
 #endif
@@ -142,7 +145,7 @@ __device__ __forceinline__ void group_rows(const float *in, size_t n, size_t row
 // launcher checks). Six copies of the loop, with V and the kind of load
 // constants in each: no run-time choice is left between the loads.
 // __launch_bounds__(1024): -b goes up to 1024 threads a block, so the loop
-// must fit in 64 registers a thread (left alone, the compiler takes more).
+// must fit in 64 registers a thread.
 __global__ void __launch_bounds__(1024) rows_group_kernel(const float *in, size_t n, size_t rows, size_t cols, int vec,
                                                           int lg, int stream, float *out)
 {

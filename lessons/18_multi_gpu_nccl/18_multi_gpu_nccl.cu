@@ -606,9 +606,10 @@ static float rank_totals(Gpu *gp, double expected, double tol, int *pass)
 // Why the slowest: the all-reduce ends at about the same moment on every rank,
 // and each rank's interval runs from its own start, so the longest interval is
 // the one that began first: from the first rank's start to the end of the
-// job, what the job as a whole took. The ranks leave the barrier a few
-// microseconds apart (host wake-up), and that skew is in the time too. Every
-// rank sees the same times, so all take the same adaptive stopping decision.
+// job, what the job as a whole took. The ranks leave the barrier at slightly
+// different moments (each process polls its own stream), and that skew is in
+// the time too. Every rank sees the same times, so all take the same adaptive
+// stopping decision.
 static void time_rank(const Options *opt, Gpu *gp, Report *r)
 {
     int cap = opt->reps ? opt->reps : MAX_REPS, k = 0;
@@ -703,7 +704,9 @@ static int count_gpus_here(const char *fd_text)
     if (e != cudaSuccess || n == 0) no_usable_gpu(e, "cudaGetDeviceCount");
     char buf[32];
     int len = snprintf(buf, sizeof buf, "%d\n", n);
-    return write(fd, buf, (size_t)len) == len ? 0 : 1;
+    if (write(fd, buf, (size_t)len) == len) return 0;
+    fprintf(stderr, "%s --procs: could not report the GPU count: %s\n", info.lesson, strerror(errno));
+    return 3; // not 1: the parent reads exit 1 as "no usable GPU, already said"
 }
 
 // The parent asks a child how many GPUs there are: CUDA is then initialised
@@ -754,6 +757,9 @@ static int count_gpus_in_a_child(char **argv)
 // --procs, the parent: never creates a CUDA context, and outlives every rank.
 static int run_parent(char **argv)
 {
+    // A parent started with SIGCHLD ignored would have its children reaped for
+    // it, and waitpid would never report them: take the default back.
+    signal(SIGCHLD, SIG_DFL);
     int n = count_gpus_in_a_child(argv);
     // The id holds the address of a socket this process now listens on, and
     // ncclGetUniqueId started a thread here (the bootstrap root) that answers
