@@ -167,39 +167,56 @@ static inline void print_report(const Options *opt, const Report *r)
     fflush(stdout);
 }
 
+// The repetitions' times and when to stop: -r reps exactly, else adaptive
+// (MIN_REPS..MAX_REPS, about ADAPTIVE_SECONDS of timed work). Every timer
+// (time_work, time_work_devices, lesson 18's ranks) keeps its times here.
+typedef struct { double *us; int cap, k; double total_ms; } Timings;
+static inline Timings timings_new(const Options *opt)
+{
+    Timings s = {NULL, opt->reps ? opt->reps : MAX_REPS, 0, 0.0};
+    s.us = (double *)malloc(sizeof(double) * (size_t)s.cap);
+    if (!s.us) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    return s;
+}
+// Keeps one repetition's time; returns 1 once enough have been timed.
+static inline int timings_add(const Options *opt, Timings *s, float ms)
+{
+    s->us[s->k++] = ms * 1e3;
+    s->total_ms += ms;
+    return s->k >= s->cap || (!opt->reps && s->k >= MIN_REPS && s->total_ms >= ADAPTIVE_SECONDS * 1e3);
+}
+// Fills r->reps, median_us, min_us, max_us and frees the times.
+static inline void timings_report(Timings *s, Report *r)
+{
+    r->reps = s->k;
+    median_min_max(s->us, s->k, &r->median_us, &r->min_us, &r->max_us);
+    free(s->us);
+    s->us = NULL;
+}
+
 // Times any piece of GPU work: warm-up excluded (the caller runs and checks
 // it first), then repetitions of  flush L2, prepare (poison), event, work,
-// event. Adaptive count (MIN_REPS..MAX_REPS, about ADAPTIVE_SECONDS of timed
-// work) unless -r. prepare may be NULL. Fills r->reps, median_us, min_us, max_us.
+// event. prepare may be NULL. Fills r->reps, median_us, min_us, max_us.
 typedef void (*work_fn)(void *arg);
 static inline void time_work(const Options *opt, work_fn prepare, work_fn work, void *arg, Report *r)
 {
-    int cap = opt->reps ? opt->reps : MAX_REPS;
-    double *t = (double *)malloc(sizeof(double) * (size_t)cap);
-    if (!t) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    Timings s = timings_new(opt);
     cudaEvent_t start, stop;
     CUDA_CHECK(cudaEventCreate(&start));
     CUDA_CHECK(cudaEventCreate(&stop));
-    double total_ms = 0.0;
-    int k = 0;
-    while (k < cap) {
-        flush_l2(opt, k);
+    float ms;
+    do {
+        flush_l2(opt, s.k);
         if (prepare) prepare(arg);
         CUDA_CHECK(cudaEventRecord(start, 0));
         work(arg);
         CUDA_CHECK(cudaEventRecord(stop, 0));
         CUDA_CHECK(cudaEventSynchronize(stop));
-        float ms = 0.0f;
         CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-        t[k++] = ms * 1e3;
-        total_ms += ms;
-        if (!opt->reps && k >= MIN_REPS && total_ms >= ADAPTIVE_SECONDS * 1e3) break;
-    }
+    } while (!timings_add(opt, &s, ms));
     CUDA_CHECK(cudaEventDestroy(start));
     CUDA_CHECK(cudaEventDestroy(stop));
-    r->reps = k;
-    median_min_max(t, k, &r->median_us, &r->min_us, &r->max_us);
-    free(t);
+    timings_report(&s, r);
 }
 
 // Prints a finished report and counts a failure. Returns r->pass.

@@ -28,9 +28,7 @@ static inline void sync_devices(int ndev) // waits for every device; leaves devi
 static inline void time_work_devices(const Options *opt, const TimedDevice *devs, int ndev, work_fn prepare, work_fn work,
                                      void *arg, Report *r)
 {
-    int cap = opt->reps ? opt->reps : MAX_REPS, k = 0;
-    double total_ms = 0.0, *t = (double *)malloc(sizeof(double) * (size_t)cap);
-    if (!t) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    Timings s = timings_new(opt);
     cudaEvent_t start, stop;
     CUDA_CHECK(cudaSetDevice(0));
     CUDA_CHECK(cudaEventCreate(&start));
@@ -40,10 +38,11 @@ static inline void time_work_devices(const Options *opt, const TimedDevice *devs
         CUDA_CHECK(cudaMemset(devs[d].flush, 0, devs[d].flush_bytes));
     }
     CUDA_CHECK(cudaSetDevice(0));
-    while (k < cap) {
+    float ms;
+    do {
         for (int d = 0; d < ndev; d++) {
             CUDA_CHECK(cudaSetDevice(d));
-            flush_buffer(opt, devs[d].flush, devs[d].flush_bytes, k, devs[d].stream);
+            flush_buffer(opt, devs[d].flush, devs[d].flush_bytes, s.k, devs[d].stream);
         }
         if (prepare) prepare(arg);
         sync_devices(ndev); // every device idle: flush and poison stay outside the interval
@@ -62,17 +61,11 @@ static inline void time_work_devices(const Options *opt, const TimedDevice *devs
         }
         CUDA_CHECK(cudaEventRecord(stop, devs[0].stream));
         CUDA_CHECK(cudaEventSynchronize(stop));
-        float ms = 0.0f;
         CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-        t[k++] = ms * 1e3;
-        total_ms += ms;
-        if (!opt->reps && k >= MIN_REPS && total_ms >= ADAPTIVE_SECONDS * 1e3) break;
-    }
+    } while (!timings_add(opt, &s, ms));
     CUDA_CHECK(cudaEventDestroy(start));
     CUDA_CHECK(cudaEventDestroy(stop));
-    r->reps = k;
-    median_min_max(t, k, &r->median_us, &r->min_us, &r->max_us);
-    free(t);
+    timings_report(&s, r);
 }
 
 #endif // HARNESS_MULTI_GPU_H

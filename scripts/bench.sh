@@ -17,17 +17,12 @@ BIN=${BIN:-.}
 OUT=${OUT:-runs}
 case "$lo$hi" in *[!0-9]*) echo "LO=$lo HI=$hi: give exponents, e.g. LO=20 HI=24" >&2; exit 2 ;; esac
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/reduce-bench.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
+scratch_dir bench
 
-first=""
-for b in "$@"; do [ -x "$BIN/$b" ] && { first=$b; break; }; done
-[ -n "$first" ] || { echo "make bench: no lesson is built in $BIN" >&2; exit 1; }
-preflight "$BIN/$first" "make bench" || exit 1
+preflight_first "make bench" "$@" || exit 1
 
 # Binaries without the --flush option can only do the dirty flush.
-if "$BIN/$first" -h 2>&1 | grep -q -- '--flush'; then modes="dirty clean"; else modes="dirty"; fi
+if "$BIN/$FIRST" -h 2>&1 | grep -q -- '--flush'; then modes="dirty clean"; else modes="dirty"; fi
 
 : >"$tmp/failures"
 for mode in $modes; do
@@ -42,15 +37,9 @@ for mode in $modes; do
             "$BIN/$b" -n "2^$e" $flag --csv >"$tmp/out" 2>"$tmp/err"
             rc=$?
             [ $rc -eq 0 ] && grep -q '^SKIP' "$tmp/out" && continue
-            grep -E "$RESULT_RE" "$tmp/out" >"$tmp/rows"
-            cat "$tmp/rows" >>"$tmp/$mode"
-            why=""
-            [ $rc -eq 0 ] || why="exit $rc"
-            bad=$(awk -F, '$15 != "PASS" { printf "%s%s", sep, $2; sep = " " }' "$tmp/rows")
-            [ -z "$bad" ] || why="${why:+$why, }FAIL: $bad"
-            [ -s "$tmp/rows" ] || why="${why:+$why, }no result lines"
-            if [ -n "$why" ]; then
-                echo "$b -n 2^$e ($mode flush): FAILED ($why) $(grep -v '^ *$' "$tmp/err" | tail -n 1)"
+            take_rows "$tmp/out" "$tmp/$mode" $rc
+            if [ -n "$WHY" ]; then
+                echo "$b -n 2^$e ($mode flush): FAILED ($WHY) $(grep -v '^ *$' "$tmp/err" | tail -n 1)"
                 echo "$b 2^$e/$mode" >>"$tmp/failures"
             fi
         done

@@ -48,3 +48,35 @@ preflight() {
     } >&2
     return 1
 }
+
+# preflight_first WHAT LESSON...: the first of the lessons built in $BIN
+# becomes $FIRST, and preflight checks the GPU with it. Returns 1, with one
+# message, when none is built or there is no usable GPU.
+preflight_first() {
+    _what=$1
+    shift
+    FIRST=""
+    for _b in "$@"; do [ -x "$BIN/$_b" ] && { FIRST=$_b; break; }; done
+    [ -n "$FIRST" ] || { echo "$_what: no lesson is built in $BIN" >&2; return 1; }
+    preflight "$BIN/$FIRST" "$_what"
+}
+
+# scratch_dir NAME: a temporary folder in $tmp, removed when the script exits.
+scratch_dir() {
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/reduce-$1.XXXXXX") || exit 1
+    trap 'rm -rf "$tmp"' EXIT
+    trap 'exit 130' INT TERM
+}
+
+# take_rows OUT ALL RC: the result lines of OUT (one program's output) are
+# appended to ALL; WHY says why that run failed, or is empty: a non-zero exit
+# RC, rows that are not PASS, or no result line at all.
+take_rows() {
+    grep -E "$RESULT_RE" "$1" >"$tmp/rows"
+    cat "$tmp/rows" >>"$2"
+    WHY=""
+    [ "$3" -eq 0 ] || WHY="exit $3"
+    _bad=$(awk -F, '$15 != "PASS" { printf "%s%s", sep, $2; sep = " " }' "$tmp/rows")
+    [ -z "$_bad" ] || WHY="${WHY:+$WHY, }FAIL: $_bad"
+    [ -s "$tmp/rows" ] || WHY="${WHY:+$WHY, }no result lines"
+}

@@ -65,15 +65,10 @@ shift
 BIN=${BIN:-.}
 OUT=${OUT:-runs}
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/reduce-run.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
+scratch_dir run
 
 # One check before eighteen runs: is there a GPU at all?
-first=""
-for b in "$@"; do [ -x "$BIN/$b" ] && { first=$b; break; }; done
-[ -n "$first" ] || { echo "make run: no lesson is built in $BIN" >&2; exit 1; }
-preflight "$BIN/$first" "make run" || exit 1
+preflight_first "make run" "$@" || exit 1
 
 : >"$tmp/all"
 nfail=0 failed="" nskip=0
@@ -89,17 +84,11 @@ for b in "$@"; do
         nskip=$((nskip + 1))
         continue
     fi
-    grep -E "$RESULT_RE" "$tmp/out" >"$tmp/rows"
-    cat "$tmp/rows" >>"$tmp/all"
-    why=""
-    [ $rc -eq 0 ] || why="exit $rc"
-    bad=$(awk -F, '$15 != "PASS" { printf "%s%s", sep, $2; sep = " " }' "$tmp/rows")
-    [ -z "$bad" ] || why="${why:+$why, }FAIL: $bad"
-    [ -s "$tmp/rows" ] || why="${why:+$why, }no result lines"
-    if [ -n "$why" ]; then
+    take_rows "$tmp/out" "$tmp/all" $rc
+    if [ -n "$WHY" ]; then
         nfail=$((nfail + 1)) failed="$failed $b"
         msg=$(grep -v '^ *$' "$tmp/err" | tail -n 2 | tr '\n' ' ')
-        echo "$b: FAILED ($why)${msg:+: $msg}"
+        echo "$b: FAILED ($WHY)${msg:+: $msg}"
     fi
 done
 [ -s "$tmp/all" ] || { echo "make run: no lesson printed a result line"; exit 1; }

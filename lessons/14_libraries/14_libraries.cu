@@ -30,23 +30,11 @@
  */
 #include "harness.h"
 #include <cub/device/device_reduce.cuh>
-#include <cub/version.cuh>
 #include <thrust/device_ptr.h>
 #include <thrust/execution_policy.h>
 #include <thrust/reduce.h>
 #include <cublas_v2.h>
-#if CUB_VERSION >= 300100 // determinism levels through an execution environment
-#define HAVE_DETERMINISM 1
-#include <cuda/std/execution>
-#include <cuda/stream_ref>
-#else
-#define HAVE_DETERMINISM 0
-#endif
-// CCCL 3.5.0's gpu_to_gpu sum is wrong from about 2^30 elements on: right at
-// 2^29 + 1, wrong at 2^30 - 1 and above, also with CUB's own allocator and no
-// error returned (results/cccl-gpu-to-gpu-nvidia-h200.txt). Above the largest
-// size seen right, that row is left out with a note, not reported as passing.
-#define CCCL_G2G_TRUSTED(n) (CUB_VERSION > 300500 || (n) <= ((size_t)1 << 29) + 1)
+#include "cccl_env.h" // CUB 3.1+: HAVE_DETERMINISM, CCCL_ENV(level) with our scratch, CCCL_G2G_TRUSTED
 
 #define BLOCK_SIZE 512    // ours: threads per block (compile time: -b must equal it)
 #define UNROLL 2          // ours: float4 loads in flight per thread
@@ -202,41 +190,6 @@ static void reduce_cublas_asum(const float *d_in, size_t n, float *d_out)
 }
 
 #if HAVE_DETERMINISM
-// The environment API (CUB 3.1+) takes no temp-storage pointer: on every call
-// it asks a memory resource for its scratch, and by default that is
-// cudaMallocAsync and cudaFreeAsync. A resource of our own hands out one
-// buffer instead, sized by the first, untimed call for this n; a timed call
-// that needed more would be an error, never a hidden allocation.
-static void *g_scratch;
-static size_t g_scratch_bytes;
-static int g_scratch_sized; // set once the untimed first calls are done
-
-static void *scratch_for(size_t bytes)
-{
-    if (bytes > g_scratch_bytes) {
-        if (g_scratch_sized) { fprintf(stderr, "lesson14: CUB asked for more scratch after sizing\n"); exit(1); }
-        CUDA_CHECK(cudaFree(g_scratch)); // waits for the GPU: only ever before the timing
-        CUDA_CHECK(cudaMalloc(&g_scratch, bytes));
-        g_scratch_bytes = bytes;
-    }
-    return g_scratch;
-}
-
-// The member functions a cuda::mr resource must have, with and without a stream.
-struct Scratch {
-    void *allocate(cuda::stream_ref, size_t bytes, size_t) { return scratch_for(bytes); }
-    void deallocate(cuda::stream_ref, void *, size_t, size_t) noexcept {}
-    void *allocate_sync(size_t bytes, size_t) { return scratch_for(bytes); }
-    void deallocate_sync(void *, size_t, size_t) noexcept {}
-    bool operator==(const Scratch &) const { return true; }
-    bool operator!=(const Scratch &) const { return false; }
-};
-
-// The determinism level and our resource, as one environment; the stream is
-// the default one (as for every variant here).
-#define CCCL_ENV(level)                                                                     \
-    cuda::std::execution::env{cuda::execution::require(cuda::execution::determinism::level), \
-                              cuda::std::execution::prop{cuda::mr::get_memory_resource, Scratch{}}}
 // One call, 32-bit count when n fits (as cub_sum does).
 #define CCCL_SUM(d_in, d_out, n, env)                                                     \
     ((n) <= 0x7FFFFFFF ? cub::DeviceReduce::Sum((d_in), (d_out), (int)(n), (env))          \
@@ -320,12 +273,12 @@ static int run(Options opt)
     CUDA_CHECK(cudaMalloc((void **)&g_retired, sizeof(unsigned int)));
     CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
 #if HAVE_DETERMINISM
-    g_scratch_sized = 0; // one untimed call of each level sizes the scratch for this n
+    scratch_sizing(); // one untimed call of each level sizes the scratch for this n
     reduce_cccl_not_guaranteed(in.d_in, in.n, g_out);
     reduce_cccl_run_to_run(in.d_in, in.n, g_out);
     if (CCCL_G2G_TRUSTED(in.n)) reduce_cccl_gpu_to_gpu(in.d_in, in.n, g_out);
     CUDA_CHECK(cudaDeviceSynchronize());
-    g_scratch_sized = 1;
+    scratch_sized();
 #endif
 
     Input abs_in = in; // cublasSasum computes sum|x|: check it against that
@@ -356,9 +309,7 @@ static int run(Options opt)
     run_variants(&opt, v, count);
 
 #if HAVE_DETERMINISM
-    CUDA_CHECK(cudaFree(g_scratch));
-    g_scratch = NULL;
-    g_scratch_bytes = 0;
+    scratch_free();
 #endif
     CUDA_CHECK(cudaFree(g_retired));
     CUDA_CHECK(cudaFree(g_partials));

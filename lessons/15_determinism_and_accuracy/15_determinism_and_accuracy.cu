@@ -25,19 +25,7 @@
  */
 #include "harness.h"
 #include <cub/device/device_reduce.cuh>
-#include <cub/version.cuh>
-#if CUB_VERSION >= 300100 // determinism levels through an execution environment (lesson 14)
-#define HAVE_DETERMINISM 1
-#include <cuda/std/execution>
-#include <cuda/stream_ref>
-#else
-#define HAVE_DETERMINISM 0
-#endif
-// CCCL 3.5.0's gpu_to_gpu sum is wrong from about 2^30 elements on: right at
-// 2^29 + 1, wrong at 2^30 - 1 and above, also with CUB's own allocator and no
-// error returned (results/cccl-gpu-to-gpu-nvidia-h200.txt). Above the largest
-// size seen right, that row is left out with a note, not reported as passing.
-#define CCCL_G2G_TRUSTED(n) (CUB_VERSION > 300500 || (n) <= ((size_t)1 << 29) + 1)
+#include "cccl_env.h" // CUB 3.1+: HAVE_DETERMINISM, CCCL_ENV(level) with our scratch (lesson 14)
 
 #define UNROLL 4          // float4 loads in flight per thread and trip (lesson 11)
 #define REPEATS 100       // runs per variant for the bit-pattern count
@@ -343,34 +331,11 @@ static void sum_cub(const float *d_in, size_t n, float *d_out)
 
 #if HAVE_DETERMINISM
 // CUB's gpu_to_gpu level, through lesson 14's environment: its scratch comes
-// from a memory resource that hands out one buffer, sized by an untimed first call.
-static void *g_scratch;
-static size_t g_scratch_bytes;
-static int g_scratch_sized;
-static void *scratch_for(size_t bytes)
-{
-    if (bytes > g_scratch_bytes) {
-        if (g_scratch_sized) { fprintf(stderr, "lesson15: CUB asked for more scratch after sizing\n"); exit(1); }
-        CUDA_CHECK(cudaFree(g_scratch));
-        CUDA_CHECK(cudaMalloc(&g_scratch, bytes));
-        g_scratch_bytes = bytes;
-    }
-    return g_scratch;
-}
-struct Scratch {
-    void *allocate(cuda::stream_ref, size_t bytes, size_t) { return scratch_for(bytes); }
-    void deallocate(cuda::stream_ref, void *, size_t, size_t) noexcept {}
-    void *allocate_sync(size_t bytes, size_t) { return scratch_for(bytes); }
-    void deallocate_sync(void *, size_t, size_t) noexcept {}
-    bool operator==(const Scratch &) const { return true; }
-    bool operator!=(const Scratch &) const { return false; }
-};
+// from one buffer, sized by an untimed first call (common/cccl_env.h).
 static void sum_cccl_gpu_to_gpu(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); return; }
-    cuda::std::execution::env env{cuda::execution::require(cuda::execution::determinism::gpu_to_gpu),
-                                  cuda::std::execution::prop{cuda::mr::get_memory_resource, Scratch{}}};
-    CUDA_CHECK(cub::DeviceReduce::Sum(d_in, d_out, n, env));
+    CUDA_CHECK(cub::DeviceReduce::Sum(d_in, d_out, n, CCCL_ENV(gpu_to_gpu)));
 }
 #else
 #define sum_cccl_gpu_to_gpu NULL // needs CUB 3.1 or newer: the variant is skipped
@@ -498,7 +463,7 @@ static int run(Options opt)
     if (CCCL_G2G_TRUSTED(in.n)) sum_cccl_gpu_to_gpu(in.d_in, in.n, g_out); // untimed: sizes the scratch for this n
     else fprintf(opt.csv ? stderr : stdout, "# cccl_gpu_to_gpu left out at n = %zu: CUB 3.5.0 sums it wrong there (older CUBs are not trusted either)\n", in.n);
     CUDA_CHECK(cudaDeviceSynchronize());
-    g_scratch_sized = 1;
+    scratch_sized();
 #else
     static int said;
     if (!said++) fprintf(opt.csv ? stderr : stdout, "# cccl_gpu_to_gpu skipped: it needs CUB 3.1 or newer (this build has %d.%d)\n",
@@ -509,7 +474,7 @@ static int run(Options opt)
         if (g_fn[v] && (v != V_CCCL_G2G || CCCL_G2G_TRUSTED(in.n)))
             run_variant_keep(&opt, &in, g_name[v], g_fn[v], 0.0, &g_report[v]);
 #if HAVE_DETERMINISM
-    g_scratch_sized = 0; // the table below sums other inputs: untimed, the scratch may grow
+    scratch_sizing(); // the table below sums other inputs: untimed, the scratch may grow
 #endif
 
     // The fixed-order variants must give ONE bit pattern, run after run.
@@ -559,10 +524,7 @@ static int run(Options opt)
         CUDA_CHECK(cudaFree(d_x));
     }
 #if HAVE_DETERMINISM
-    CUDA_CHECK(cudaFree(g_scratch));
-    g_scratch = NULL;
-    g_scratch_bytes = 0;
-    g_scratch_sized = 0;
+    scratch_free();
 #endif
     CUDA_CHECK(cudaFree(g_chunk_sums));
     CUDA_CHECK(cudaFree(g_cub_temp));

@@ -612,34 +612,27 @@ static float rank_totals(Gpu *gp, double expected, double tol, int *pass)
 // stopping decision.
 static void time_rank(const Options *opt, Gpu *gp, Report *r)
 {
-    int cap = opt->reps ? opt->reps : MAX_REPS, k = 0;
-    double total_ms = 0.0, *t = (double *)malloc(sizeof(double) * (size_t)cap);
-    if (!t) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    Timings s = timings_new(opt);
     cudaEvent_t start, stop;
     CUDA_CHECK(cudaEventCreate(&start));
     CUDA_CHECK(cudaEventCreate(&stop));
     if (opt->flush == FLUSH_CLEAN) // once: a clean flush reads set bytes
         CUDA_CHECK(cudaMemset(gp->flush, 0, gp->flush_bytes));
-    while (k < cap) {
-        flush_buffer(opt, gp->flush, gp->flush_bytes, k, gp->stream);
+    float ms;
+    do {
+        flush_buffer(opt, gp->flush, gp->flush_bytes, s.k, gp->stream);
         rank_poison(gp);
         rank_allreduce(gp, 0.0f, ncclMax, "the barrier before a timed run");
         CUDA_CHECK(cudaEventRecord(start, gp->stream));
         rank_work(gp);
         CUDA_CHECK(cudaEventRecord(stop, gp->stream));
         wait_stream(gp->stream, "a timed run");
-        float ms = 0.0f;
         CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
         ms = rank_allreduce(gp, ms, ncclMax, "ncclAllReduce (max) of the times");
-        t[k++] = ms * 1e3;
-        total_ms += ms;
-        if (!opt->reps && k >= MIN_REPS && total_ms >= ADAPTIVE_SECONDS * 1e3) break;
-    }
+    } while (!timings_add(opt, &s, ms)); // the same times on every rank: the same decision
     CUDA_CHECK(cudaEventDestroy(start));
     CUDA_CHECK(cudaEventDestroy(stop));
-    r->reps = k;
-    median_min_max(t, k, &r->median_us, &r->min_us, &r->max_us);
-    free(t);
+    timings_report(&s, r);
 }
 
 // One run (one set of options) on one rank: Part 1's sharded sum.
