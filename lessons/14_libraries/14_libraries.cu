@@ -39,6 +39,9 @@
 #define BLOCK_SIZE 512    // ours: threads per block (compile time: -b must equal it)
 #define UNROLL 2          // ours: float4 loads in flight per thread
 #define STREAM_BELOW_L2 2 // ours: evict-first loads for inputs up to 2 x L2
+#ifndef OVERSUBSCRIBE
+#define OVERSUBSCRIBE 8   // ours: above 2 x L2, this many blocks for every one that fits at once
+#endif
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL)
 
@@ -218,14 +221,20 @@ static void reduce_cccl_not_guaranteed_alloc(const float *d_in, size_t n, float 
 }
 #endif
 
+static int ours_stream(size_t n) { return (double)n * sizeof(float) <= STREAM_BELOW_L2 * (double)g_dev.l2_bytes; }
+
 // Lesson 12's grid rule: a full GPU's worth of blocks, but none that would
-// find no tile (4 * TILE floats) to read.
+// find no tile (4 * TILE floats) to read. Where the input is larger than
+// 2 x L2, OVERSUBSCRIBE times as many: the blocks then wait their turn, and
+// an SM that is fed faster than the others starts more of them instead of
+// idling while the slowest SM finishes an equal share (notes: "More blocks
+// than fit").
 static int ours_grid(size_t n)
 {
     size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
-    return wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
+    size_t most = (size_t)g_max_blocks * (ours_stream(n) ? 1 : OVERSUBSCRIBE);
+    return wanted < most ? (int)wanted : (int)most;
 }
-static int ours_stream(size_t n) { return (double)n * sizeof(float) <= STREAM_BELOW_L2 * (double)g_dev.l2_bytes; }
 
 static void reduce_ours_atomic(const float *d_in, size_t n, float *d_out)
 {
@@ -269,7 +278,7 @@ static int run(Options opt)
     if (per_sm_atomic < per_sm) per_sm = per_sm_atomic;
     if (per_sm < 1) per_sm = 1;
     g_max_blocks = g_dev.sm_count * per_sm;
-    CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * OVERSUBSCRIBE * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g_retired, sizeof(unsigned int)));
     CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
 #if HAVE_DETERMINISM

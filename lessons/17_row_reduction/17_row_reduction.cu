@@ -39,6 +39,9 @@
 #ifndef WARP_MAX_COLS
 #define WARP_MAX_COLS 2048 // medium rows: up to this many floats a warp each; longer, a block
 #endif
+#ifndef ROW_WAVES
+#define ROW_WAVES 1        // long rows: split them until the blocks fill this many waves of resident blocks
+#endif
 // Matrices up to this many times the L2 size are read with __ldcs (evict-first,
 // the rule of lesson 14's copies of lesson 12: the lines they bring in are the
 // first to go, instead of the flush buffer's dirty ones); larger ones with
@@ -293,13 +296,15 @@ static unsigned int blocks_for(size_t warps, int wave)
     return want < (size_t)wave ? (unsigned int)want : (unsigned int)wave;
 }
 
-// How many blocks share a long row: enough for one full wave of resident
-// blocks when rows are few, but never less than one UNROLL trip per thread.
+// How many blocks share a long row: enough for ROW_WAVES full waves of
+// resident blocks when rows are few, but never less than one UNROLL trip per
+// thread.
 static unsigned int chunks_for(Shape s, size_t *chunk_len)
 {
     *chunk_len = s.cols;
     if (s.rows == 0 || s.cols == 0) return 1;
-    size_t want = s.rows < (size_t)g_row_blocks ? (size_t)g_row_blocks / s.rows : 1;
+    size_t blocks = (size_t)ROW_WAVES * g_row_blocks;
+    size_t want = s.rows < blocks ? (blocks + s.rows - 1) / s.rows : 1;
     size_t min_chunk = (size_t)g_block * 4 * UNROLL;
     size_t most = (s.cols + min_chunk - 1) / min_chunk;
     if (want > most) want = most;
@@ -466,10 +471,17 @@ static int run(Options opt)
     g_warp_blocks = occ * g_dev.sm_count > 0 ? occ * g_dev.sm_count : 1;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, rows_block_kernel, g_block, 0));
     g_row_blocks = occ * g_dev.sm_count > 0 ? occ * g_dev.sm_count : 1;
-    // Split rows only happen below g_row_blocks rows, with rows x chunks <= g_row_blocks.
-    CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_row_blocks * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g_counters, (size_t)g_row_blocks * sizeof(unsigned int)));
-    CUDA_CHECK(cudaMemset(g_counters, 0, (size_t)g_row_blocks * sizeof(unsigned int))); // once; count_done leaves them 0
+    size_t split_blocks = 1, split_rows = 1; // the most partials and counters a split shape needs
+    for (int i = 0; i < count; i++) {
+        size_t chunk_len;
+        int vec, lg;
+        unsigned int c = path_for(shapes[i], in.d_in, &vec, &lg) == PATH_BLOCK ? chunks_for(shapes[i], &chunk_len) : 1;
+        if (c > 1 && shapes[i].rows * c > split_blocks) split_blocks = shapes[i].rows * c;
+        if (c > 1 && shapes[i].rows > split_rows) split_rows = shapes[i].rows;
+    }
+    CUDA_CHECK(cudaMalloc((void **)&g_partials, split_blocks * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g_counters, split_rows * sizeof(unsigned int)));
+    CUDA_CHECK(cudaMemset(g_counters, 0, split_rows * sizeof(unsigned int))); // once; count_done leaves them 0
     float *d_out = NULL;
     CUDA_CHECK(cudaMalloc((void **)&d_out, most_rows * sizeof(float)));
     for (int i = 0; i < count; i++) {
