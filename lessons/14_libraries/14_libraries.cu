@@ -40,8 +40,9 @@
 #define UNROLL 2          // ours: float4 loads in flight per thread
 #define STREAM_BELOW_L2 2 // ours: evict-first loads for inputs up to 2 x L2
 #ifndef OVERSUBSCRIBE
-#define OVERSUBSCRIBE 8   // ours: above 2 x L2, this many blocks for every one that fits at once
+#define OVERSUBSCRIBE 8   // ours: above 2 x L2, up to this many blocks for every one that fits at once
 #endif
+#define FIXED_MIN_TILES 32 // ours_fixed: ... but only while each block still gets this many tiles
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL)
 
@@ -225,14 +226,19 @@ static int ours_stream(size_t n) { return (double)n * sizeof(float) <= STREAM_BE
 
 // Lesson 12's grid rule: a full GPU's worth of blocks, but none that would
 // find no tile (4 * TILE floats) to read. Where the input is larger than
-// 2 x L2, OVERSUBSCRIBE times as many: the blocks then wait their turn, and
-// an SM that is fed faster than the others starts more of them instead of
-// idling while the slowest SM finishes an equal share (notes: "More blocks
-// than fit").
-static int ours_grid(size_t n)
+// 2 x L2, up to OVERSUBSCRIBE times as many, which wait their turn: measured
+// faster there (notes: "More blocks than fit"). A block of the fixed finish
+// waits for its counter's answer before it exits, so that kernel takes extra
+// blocks only while each still reads FIXED_MIN_TILES tiles or more.
+static int ours_grid(size_t n, int waits)
 {
-    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
-    size_t most = (size_t)g_max_blocks * (ours_stream(n) ? 1 : OVERSUBSCRIBE);
+    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE), factor = 1;
+    if (!ours_stream(n)) {
+        factor = OVERSUBSCRIBE;
+        size_t keep = wanted / ((size_t)g_max_blocks * FIXED_MIN_TILES);
+        if (waits && keep < factor) factor = keep > 1 ? keep : 1;
+    }
+    size_t most = (size_t)g_max_blocks * factor;
     return wanted < most ? (int)wanted : (int)most;
 }
 
@@ -240,14 +246,14 @@ static void reduce_ours_atomic(const float *d_in, size_t n, float *d_out)
 {
     write_zero(d_out); // the atomics add into it; n == 0 ends here
     if (n == 0) return;
-    reduce_atomic_kernel<<<ours_grid(n), BLOCK_SIZE>>>(d_in, n, d_out, ours_stream(n));
+    reduce_atomic_kernel<<<ours_grid(n, 0), BLOCK_SIZE>>>(d_in, n, d_out, ours_stream(n));
     CUDA_CHECK_LAST();
 }
 
 static void reduce_ours_fixed(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { write_zero(d_out); return; }
-    reduce_fixed_kernel<<<ours_grid(n), BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out, ours_stream(n));
+    reduce_fixed_kernel<<<ours_grid(n, 1), BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out, ours_stream(n));
     CUDA_CHECK_LAST();
 }
 
