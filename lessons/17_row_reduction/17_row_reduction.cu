@@ -304,7 +304,7 @@ static unsigned int chunks_for(Shape s, size_t *chunk_len)
     *chunk_len = s.cols;
     if (s.rows == 0 || s.cols == 0) return 1;
     size_t blocks = (size_t)ROW_WAVES * g_row_blocks;
-    size_t want = s.rows < blocks ? (blocks + s.rows - 1) / s.rows : 1;
+    size_t want = s.rows < blocks ? blocks / s.rows : 1;
     size_t min_chunk = (size_t)g_block * 4 * UNROLL;
     size_t most = (s.cols + min_chunk - 1) / min_chunk;
     if (want > most) want = most;
