@@ -103,17 +103,18 @@ __global__ void reduce_atomic_kernel(const float *in, size_t n, float *out)
 //   release  the partial stored before the count is visible to all who see it;
 //   acquire  the block that sees m sees every partial stored before the counts.
 // One atom.acq_rel does both (sm_70+). Older GPUs (CUDA 12 still builds for
-// them) need a full fence on each side of a plain atomicInc; -DCLASSIC_FENCES=1
-// builds that form on any GPU.
+// them) need a full fence on each side of a plain atomicInc.
 __device__ unsigned int count_done(unsigned int *retired, unsigned int m)
 {
     unsigned int old;
-#if CLASSIC_FENCES || __CUDA_ARCH__ < 700
+#if __CUDA_ARCH__ < 700
     __threadfence();                   // release: the partial before the count
     old = atomicInc(retired, m);
     if (old == m) __threadfence();     // acquire: the partials after the count
 #else
-    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(retired), "r"(m) : "memory");
+    // atom.global takes a global-space address: convert the generic pointer.
+    size_t g = __cvta_generic_to_global(retired);
+    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(g), "r"(m) : "memory");
 #endif
     return old;
 }
