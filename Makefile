@@ -107,6 +107,7 @@ NVFLAGS  := $(BASEFLAGS) $(GENCODE)
 LESSON_SRCS   := $(sort $(wildcard lessons/[0-9][0-9]_*/[0-9][0-9]_*.cu))
 EXERCISE_SRCS := $(sort $(wildcard exercises/[0-9][0-9]_*.cu))
 SOLUTION_SRCS := $(sort $(wildcard solutions/[0-9][0-9]_*.cu))
+LAB_SRCS      := $(sort $(wildcard lab/[0-9][0-9]_*.cu))
 HEADERS       := $(wildcard common/*.h)
 
 num   = $(firstword $(subst _, ,$(notdir $(1))))
@@ -117,16 +118,19 @@ links = $(shell sed -n 's|^.*// link: ||p' $(1))
 LESSONS   := $(foreach s,$(LESSON_SRCS),lesson$(call num,$(s)))
 EXERCISES := $(foreach s,$(EXERCISE_SRCS),exercise$(call num,$(s)))
 SOLUTIONS := $(foreach s,$(SOLUTION_SRCS),solution$(call num,$(s)))
-BINARIES  := $(LESSONS) $(EXERCISES) $(SOLUTIONS)
+# The lab's probes (lab/NN_topic.cu -> ./lab_NN_topic): the experiments behind the lessons' choices.
+LABS      := $(foreach s,$(LAB_SRCS),lab_$(basename $(notdir $(s))))
+BINARIES  := $(LESSONS) $(EXERCISES) $(SOLUTIONS) $(LABS)
 LISTINGS  := $(foreach b,$(BINARIES),$(b).ptx $(b).sass)
 
-.PHONY: all lessons exercises solutions run bench plot profile diff check tables test clean help \
+.PHONY: all lessons exercises solutions lab run bench plot profile diff check tables test clean help \
         $(if $(filter .,$(BUILDDIR)),,$(BINARIES) $(LISTINGS))
 
 all: $(foreach b,$(BINARIES),$(call out,$(b)))
 lessons:   $(foreach b,$(LESSONS),$(call out,$(b)))
 exercises: $(foreach b,$(EXERCISES),$(call out,$(b)))
 solutions: $(foreach b,$(SOLUTIONS),$(call out,$(b)))
+lab:       $(foreach b,$(LABS),$(call out,$(b)))
 
 # One rule per binary, and its PTX and SASS listings. A source that links NCCL
 # is skipped, with a message, when NCCL is not installed: the rest goes on.
@@ -156,6 +160,7 @@ endef
 $(foreach s,$(LESSON_SRCS),$(eval $(call binary_rule,lesson$(call num,$(s)),$(s))))
 $(foreach s,$(EXERCISE_SRCS),$(eval $(call binary_rule,exercise$(call num,$(s)),$(s))))
 $(foreach s,$(SOLUTION_SRCS),$(eval $(call binary_rule,solution$(call num,$(s)),$(s))))
+$(foreach s,$(LAB_SRCS),$(eval $(call binary_rule,lab_$(basename $(notdir $(s))),$(s))))
 
 # ---- running ----------------------------------------------------------------
 # Every lesson in order (lesson 01 at its own, smaller default n; the others at
@@ -165,8 +170,10 @@ run: lessons
 
 # Size sweep 2^10..2^30 of lessons 09-15, L2 flushed both ways (dirty, clean):
 # $(RESULTS)/bench-<gpu>.csv and bench-<gpu>-clean.csv, and their charts.
+# Which lessons: those marked bench=yes in lessons/manifest.txt.
+BENCH_LESSONS = $(filter $(foreach l,$(shell awk -F'\t' '$$1 ~ /^[0-9][0-9]$$/ && $$6 == "yes" { print $$1 }' lessons/manifest.txt),lesson$(l)),$(LESSONS))
 bench: lessons
-	@BIN="$(BUILDDIR)" OUT="$(RESULTS)" sh scripts/bench.sh $(filter lesson09 lesson1%,$(filter-out lesson16 lesson17 lesson18,$(LESSONS)))
+	@BIN="$(BUILDDIR)" OUT="$(RESULTS)" sh scripts/bench.sh $(BENCH_LESSONS)
 
 # SVG charts of the CSVs in results/ and runs/ (POSIX sh and awk only).
 plot:
@@ -181,7 +188,7 @@ MAKE_CMD = $(MAKE)
 profile:
 	@METRICS="$(PROFILE_METRICS)" BIN="$(BUILDDIR)" MAKE="$(MAKE_CMD)" sh scripts/profile.sh "$(L)" "$(PROFILE_N)"
 
-# What changed from lesson NN-1 to lesson NN: make diff L=05
+# What lesson NN changes in the lesson it builds on (lessons/manifest.txt): make diff L=05
 diff:
 	@sh scripts/diff.sh "$(L)"
 
@@ -210,7 +217,7 @@ help:
 	@echo "  make lessonNN        one lesson, then ./lessonNN -h for its options (lessons: $(LESSONS:lesson%=%))"
 	@echo "  make exerciseNN      your attempt at an exercise (exercises: $(EXERCISES:exercise%=%))"
 	@echo "  make solutionNN      the reference answer to exercise NN"
-	@echo "  make lessons | exercises | solutions   all of one kind"
+	@echo "  make lessons | exercises | solutions | lab   all of one kind (lab: ./lab_NN_topic probes)"
 	@echo "  make lessonNN.ptx    the PTX of a lesson (also exerciseNN.ptx, solutionNN.ptx)"
 	@echo "  make lessonNN.sass   its machine code, by cuobjdump -sass"
 	@echo "Run and measure (needs a GPU):"
@@ -220,7 +227,7 @@ help:
 	@echo "                       and clean -> $(RESULTS)/bench-<gpu>.csv, bench-<gpu>-clean.csv (LO=20 HI=24 narrow it)"
 	@echo "  make plot            SVG charts of results/ (the reference GPUs) and runs/ (yours, beside them)"
 	@echo "  make profile L=NN    Nsight Compute counters of lesson NN (./lessonNN -n 2^24 --check; N=... overrides)"
-	@echo "  make diff L=NN       what changed from lesson NN-1 to NN"
+	@echo "  make diff L=NN       what lesson NN changes in the lesson it builds on (NN-1; 12 for 14-18)"
 	@echo "Learn and check:"
 	@echo "  make check E=NN      your exercise NN through the full test matrix; prints the smallest failing case"
 	@echo "  make test            all test tiers (host, build, ptx, exercises, gpu); the gpu tier needs a GPU"

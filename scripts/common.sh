@@ -80,3 +80,19 @@ take_rows() {
     [ -z "$_bad" ] || WHY="${WHY:+$WHY, }FAIL: $_bad"
     [ -s "$tmp/rows" ] || WHY="${WHY:+$WHY, }no result lines"
 }
+
+# lesson_field NN FIELD: one field of lesson NN's line in lessons/manifest.txt
+# (shows, step, base, big, bench, change), or nothing when NN has no line.
+MANIFEST=lessons/manifest.txt
+lesson_field() {
+    awk -F'\t' -v n="$1" -v f="$2" '
+        BEGIN { split("lesson shows step base big bench change", h, " "); for (i in h) col[h[i]] = i }
+        $1 == n { print $(col[f]); exit }' "$MANIFEST"
+}
+
+# manifest_lessons FIELD VALUE: the lessons whose FIELD is VALUE (every lesson when no FIELD).
+manifest_lessons() {
+    awk -F'\t' -v f="${1:-}" -v v="${2:-}" '
+        BEGIN { split("lesson shows step base big bench change", h, " "); for (i in h) col[h[i]] = i }
+        $1 ~ /^[0-9][0-9]$/ && (f == "" || $(col[f]) == v) { print $1 }' "$MANIFEST"
+}

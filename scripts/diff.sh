@@ -1,23 +1,151 @@
 #!/bin/sh
-# make diff L=NN: what changed from lesson NN-1 to lesson NN (unified diff).
-# usage: sh scripts/diff.sh NN        (5, 05 and 005 all mean lesson 05)
+# make diff L=NN: what lesson NN changes in the lesson it builds on (its base in
+# lessons/manifest.txt: the lesson before it, or lesson 12 for 14-18).
+#
+# Both files are cut into top-level blocks (a function or kernel with the
+# comment above it, a group of #defines, ...: text between blank lines outside
+# any braces), and blocks are matched by the name they define. A block copied
+# unchanged is only named, wherever it sits; a changed block is shown as a
+# diff; new and removed blocks are shown whole. The last line counts the code
+# lines that changed (added plus removed; comment and blank lines not counted).
+#
+# usage: sh scripts/diff.sh NN [--count]   (5, 05 and 005 all mean lesson 05;
+#        --count prints only the number of changed code lines)
+#        sh scripts/diff.sh --files A.cu B.cu [--count]   (any two files)
 cd "$(dirname "$0")/.." || exit 1
 . scripts/common.sh
 
-[ $# -ge 1 ] && [ -n "$1" ] || { echo "usage: make diff L=NN (e.g. make diff L=05: what changed since lesson 04)" >&2; exit 2; }
-nn=$(lesson_num L "$1") || exit 2
-b=$(lesson_src "$nn")
-[ -n "$b" ] || { echo "there is no lesson $nn: the lessons are $(lesson_range) (ls lessons/)" >&2; exit 2; }
-if [ "$nn" = 01 ]; then
-    echo "lesson 01 is the first lesson: there is nothing before it to diff against." >&2
-    echo "Read $b on its own, or try make diff L=02." >&2
-    exit 2
+count_only=0
+if [ "${1:-}" = "--files" ]; then
+    [ $# -ge 3 ] || { echo "usage: sh scripts/diff.sh --files A.cu B.cu [--count]" >&2; exit 2; }
+    a=$2 b=$3
+    [ "${4:-}" = "--count" ] && count_only=1
+    [ -f "$a" ] && [ -f "$b" ] || { echo "diff.sh: $a or $b is not a file" >&2; exit 2; }
+else
+    [ $# -ge 1 ] && [ -n "$1" ] || { echo "usage: make diff L=NN (e.g. make diff L=05: what changed since lesson 04)" >&2; exit 2; }
+    [ "${2:-}" = "--count" ] && count_only=1
+    nn=$(lesson_num L "$1") || exit 2
+    b=$(lesson_src "$nn")
+    [ -n "$b" ] || { echo "there is no lesson $nn: the lessons are $(lesson_range) (ls lessons/)" >&2; exit 2; }
+    base=$(lesson_field "$nn" base)
+    if [ -z "$base" ]; then
+        echo "lesson $nn is not in lessons/manifest.txt: add its line there (its base lesson, among others)" >&2
+        exit 2
+    fi
+    if [ "$base" = "-" ]; then
+        echo "lesson $nn is the first lesson: there is nothing before it to diff against." >&2
+        echo "Read $b on its own, or try make diff L=02." >&2
+        exit 2
+    fi
+    a=$(lesson_src "$base")
+    [ -n "$a" ] || { echo "lesson $nn builds on lesson $base, which is not there" >&2; exit 2; }
 fi
-prev=$(printf '%02d' $(( $(echo "$nn" | sed 's/^0//') - 1 )))
-a=$(lesson_src "$prev")
-[ -n "$a" ] || { echo "lesson $nn has no lesson $prev before it to diff against" >&2; exit 2; }
-diff -u "$a" "$b"
-rc=$?
-# diff says 1 when the files differ, which is the point here; 2 is real trouble.
-[ $rc -le 1 ] || exit $rc
+
+scratch_dir diff
+
+# blocks FILE DIR: DIR/NNNN.txt is the NNNN-th block as written, DIR/NNNN.code
+# the same without comments and blank lines, DIR/keys "NNNN<TAB>name" in order.
+blocks() {
+    mkdir -p "$2"
+    awk -v dir="$2" '
+    function name_of(s,   t) {            # the name a block defines, from its first code line
+        t = s
+        gsub(/__launch_bounds__\([^)]*\)/, "", t)
+        if (t ~ /^#[ \t]*include/) return "#include"
+        if (t ~ /^#[ \t]*(define|undef)[ \t]/) { sub(/^#[ \t]*(define|undef)[ \t]+/, "", t); sub(/[^A-Za-z0-9_].*/, "", t); return "#define " t }
+        if (t ~ /^#/) { gsub(/[ \t]+/, " ", t); return t }
+        if (t ~ /^(typedef[ \t]+)?(struct|union|enum)[ \t]+[A-Za-z_]/) { sub(/^typedef[ \t]+/, "", t); split(t, w, /[ \t{]+/); return w[1] " " w[2] }
+        if (t ~ /\(/) { sub(/\(.*/, "", t); sub(/.*[^A-Za-z0-9_]/, "", t); return t "()" }
+        sub(/[ \t]*[=;\[].*/, "", t); sub(/.*[^A-Za-z0-9_]/, "", t); return t
+    }
+    function strip(s,   out, i, c, q) {   # s without its // comment (not inside a string)
+        out = ""; q = 0
+        for (i = 1; i <= length(s); i++) {
+            c = substr(s, i, 1)
+            if (c == "\"" && substr(s, i - 1, 1) != "\\") q = !q
+            if (!q && c == "/" && substr(s, i + 1, 1) == "/") break
+            out = out c
+        }
+        sub(/[ \t]+$/, "", out); return out
+    }
+    function flush() {
+        if (nl == 0) return
+        k++; f = sprintf("%s/%04d", dir, k)
+        printf "%s", text > (f ".txt"); close(f ".txt")
+        printf "%s", code > (f ".code"); close(f ".code")
+        key = (first == "") ? "comment " k : name_of(first)
+        seen[key]++; if (seen[key] > 1) key = key " #" seen[key]
+        printf "%04d\t%s\n", k, key > (dir "/keys")
+        text = ""; code = ""; first = ""; nl = 0
+    }
+    {
+        line = $0; c = line
+        # comments: /* ... */ (possibly over lines) and // to the end of the line
+        if (incom) { if (c ~ /\*\//) { sub(/.*\*\//, "", c); incom = 0 } else c = "" }
+        while (c ~ /\/\*/) {
+            if (c ~ /\/\*.*\*\//) sub(/\/\*([^*]|\*+[^*\/])*\*+\//, "", c)
+            else { sub(/\/\*.*/, "", c); incom = 1 }
+        }
+        c = strip(c)
+        if (depth == 0 && !incom && line ~ /^[ \t]*$/) { flush(); next }
+        text = text line "\n"; nl++
+        if (c !~ /^[ \t]*$/) { code = code c "\n"; if (first == "") first = c }
+        t = c; opens = gsub(/\{/, "", t); t = c; closes = gsub(/\}/, "", t)
+        depth += opens - closes; if (depth < 0) depth = 0
+    }
+    END { flush(); close(dir "/keys") }' "$1"
+    [ -f "$2/keys" ] || : >"$2/keys"
+}
+
+blocks "$a" "$tmp/a"
+blocks "$b" "$tmp/b"
+
+# lines_of FILE: the number of lines in it
+lines_of() { wc -l <"$1" | tr -d ' '; }
+total=0
+unchanged="" changed="" added="" removed=""
+: >"$tmp/show"
+while IFS="$(printf '\t')" read -r k key; do
+    match=$(awk -F'\t' -v key="$key" '$2 == key { print $1; exit }' "$tmp/a/keys")
+    if [ -n "$match" ]; then
+        echo "$match" >>"$tmp/matched"
+        if cmp -s "$tmp/a/$match.txt" "$tmp/b/$k.txt"; then
+            unchanged="$unchanged, $key"
+            continue
+        fi
+        n=$(diff "$tmp/a/$match.code" "$tmp/b/$k.code" | grep -c '^[<>]')
+        total=$((total + n))
+        changed="$changed, $key"
+        { echo "@@ changed: $key ($n code lines)"
+          diff -u "$tmp/a/$match.txt" "$tmp/b/$k.txt" | sed '1,2d'
+          echo; } >>"$tmp/show"
+    else
+        n=$(lines_of "$tmp/b/$k.code")
+        total=$((total + n))
+        case $key in "comment "*) ;; *) added="$added, $key" ;; esac
+        { echo "@@ new: $key ($n code lines)"
+          sed 's/^/+/' "$tmp/b/$k.txt"
+          echo; } >>"$tmp/show"
+    fi
+done <"$tmp/b/keys"
+while IFS="$(printf '\t')" read -r k key; do
+    grep -qx "$k" "$tmp/matched" 2>/dev/null && continue
+    n=$(lines_of "$tmp/a/$k.code")
+    total=$((total + n))
+    case $key in "comment "*) ;; *) removed="$removed, $key" ;; esac
+    { echo "@@ removed: $key ($n code lines)"
+      sed 's/^/-/' "$tmp/a/$k.txt"
+      echo; } >>"$tmp/show"
+done <"$tmp/a/keys"
+
+if [ $count_only = 1 ]; then echo "$total"; exit 0; fi
+echo "--- $a"
+echo "+++ $b"
+[ -n "$unchanged" ] && echo "unchanged: ${unchanged#, }"
+[ -n "$changed" ] && echo "changed:   ${changed#, }"
+[ -n "$added" ] && echo "new:       ${added#, }"
+[ -n "$removed" ] && echo "removed:   ${removed#, }"
+echo
+cat "$tmp/show"
+echo "$total changed code lines ($b against $a; comments and blank lines not counted)"
 exit 0

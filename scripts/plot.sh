@@ -34,9 +34,9 @@ function ticks125(lo, hi, t,   k, d, m, c, v) {
 
 STAIRCASE='
 BEGIN {
-  # scripts/staircase.txt: lesson, the variant it shows, whether it is a step (yes/no)
+  # lessons/manifest.txt: lesson, the variant it shows, whether it is a step (yes/no), ...
   while ((getline line < sfile) > 0) {
-    if (line ~ /^#/ || split(line, sw, "\t") < 3) continue
+    if (line !~ /^[0-9][0-9]\t/ || split(line, sw, "\t") < 3) continue
     want[sw[1]] = sw[2]; if (sw[3] == "yes") step[sw[1]] = 1; else nostep[sw[1]] = 1
   }
   if (!("12" in want)) want["12"] = "atomic"
@@ -264,7 +264,7 @@ for dir in "$@"; do
         [ "$(cd "$dir" && pwd -P)" = "$(cd results 2>/dev/null && pwd -P)" ] || others=$refs
         svg=${csv%.csv}.svg
         # shellcheck disable=SC2086
-        awk -F, -v last=13 -v sfile="$(dirname "$0")/staircase.txt" "$COMMON$STAIRCASE" "$csv" $others >"$svg.tmp" && mv "$svg.tmp" "$svg" &&
+        awk -F, -v last=13 -v sfile="$(dirname "$0")/../lessons/manifest.txt" "$COMMON$STAIRCASE" "$csv" $others >"$svg.tmp" && mv "$svg.tmp" "$svg" &&
             echo "wrote $svg$([ -z "$others" ] || echo " (beside the reference runs in results/)")"
         rm -f "$svg.tmp"
     done

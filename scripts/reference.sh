@@ -22,6 +22,7 @@
 #              process per GPU (--procs) -> results/procs-<g>x-<gpu>.csv/.txt
 set -u
 cd "$(dirname "$0")/.." || exit 1
+. scripts/common.sh
 command -v nvidia-smi >/dev/null && nvidia-smi -L | grep -q '^GPU' || { echo "reference.sh: needs a GPU" >&2; exit 1; }
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
 slug=$(echo "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
@@ -68,7 +69,7 @@ for part in $parts; do
         make -j"$J" lessons >/dev/null
         out=results/counters-$slug.csv
         [ -n "${COUNTER_APPEND:-}" ] || echo "lesson,kernel,launch,metric,unit,value" >"$out"
-        for l in ${COUNTER_LESSONS:-01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18}; do
+        for l in ${COUNTER_LESSONS:-$(manifest_lessons)}; do
             [ -x "./lesson$l" ] || continue
             say "counters lesson $l"
             [ "$l" = 18 ] && export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} # one GPU: our kernel, not NCCL's

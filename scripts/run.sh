@@ -15,13 +15,13 @@ OWN_N=" lesson01 "
 STAIR_LAST=13
 
 table() {
-    awk -F, -v gpu="$2" -v date="$3" -v last="$STAIR_LAST" -v sfile="$(dirname "$0")/staircase.txt" '
+    awk -F, -v gpu="$2" -v date="$3" -v last="$STAIR_LAST" -v sfile="$(dirname "$0")/../lessons/manifest.txt" '
     function ok_row(i) { return f6[i] > 0 && f4[i] > 0 && f15[i] == "PASS" }
     function is_step(l) { return (l in step) || !(l in nostep) && l + 0 <= last }
     BEGIN {
-      # scripts/staircase.txt: lesson, the variant it shows, whether it is a step (yes/no)
+      # lessons/manifest.txt: lesson, the variant it shows, whether it is a step (yes/no), ...
       while ((getline line < sfile) > 0) {
-        if (line ~ /^#/ || split(line, w, "\t") < 3) continue
+        if (line !~ /^[0-9][0-9]\t/ || split(line, w, "\t") < 3) continue
         show[w[1]] = w[2]; if (w[3] == "yes") step[w[1]] = 1; else nostep[w[1]] = 1
       }
     }

@@ -7,7 +7,7 @@
 #   <!-- end table -->
 #
 # KIND ARGS (every table shows each GPU found as results/run-<gpu>.csv, side by side):
-#   staircase                      README's lesson table (scripts/staircase.txt says
+#   staircase                      README's lesson table (lessons/manifest.txt says
 #                                  which variant each lesson shows)
 #   lesson NN [prev=MM]            every variant of lesson NN in `make run`, after the
 #                                  variant lesson MM (default NN-1) shows; x prev is
@@ -268,8 +268,8 @@ function render(spec,   kind, a, na, i, kv, opt, pos) {
 BEGIN {
     NG = split(GPUS, GPU, " "); split(LABELS, LABEL, " ")
     while ((getline line < STAIRS) > 0) {
-        if (line ~ /^#/ || line == "") continue
-        split(line, s, "\t"); LORDER[++NL] = s[1]; SHOWN[s[1]] = s[2]; STEP[s[1]] = s[3]; DESC[s[1]] = s[4]
+        if (line !~ /^[0-9][0-9]\t/) continue
+        split(line, s, "\t"); LORDER[++NL] = s[1]; SHOWN[s[1]] = s[2]; STEP[s[1]] = s[3]; DESC[s[1]] = s[7]
     }
     cmd = "ls -d lessons/[0-9][0-9]_* 2>/dev/null"
     while ((cmd | getline d) > 0) { sub(/^lessons\//, "", d); LNAME[substr(d, 1, 2)] = d }
@@ -296,7 +296,7 @@ for md in ${TABLES_FILES:-README.md lessons/[0-9][0-9]_*/notes.md}; do
     [ -f "$md" ] || continue
     grep -q '^<!-- table: ' "$md" || continue
     out=$tmp/$(echo "$md" | tr / _)
-    awk -v R="$R" -v GPUS="$gpus" -v LABELS="$labels" -v STAIRS=scripts/staircase.txt \
+    awk -v R="$R" -v GPUS="$gpus" -v LABELS="$labels" -v STAIRS=lessons/manifest.txt \
         -v DERIVED="$tmp/derived.txt" -f "$tmp/prog.awk" "$md" >"$out"
     rc=$?
     [ $rc -eq 0 ] || { echo "tables.sh: $md: failed (awk exit $rc)" >&2; exit 2; }

@@ -3,7 +3,7 @@
 #   1 host       unit tests of common/harness.h, compiled as C11
 #   2 build      every lesson, exercise and solution for sm_75 and sm_90, warnings
 #                as errors; every lesson rejects bad options (exit 2, one line)
-#   3 ptx        each lesson's PTX shows its technique (tests/ptx_expect.txt)
+#   3 ptx        each lesson's PTX shows its technique (lessons/manifest.txt)
 #   4 exercises  each stub differs from its solution only inside TODO regions
 #   5 gpu        size x seed x distribution matrix, offsets, block sizes, n > 2^31
 #                where claimed, exercise stubs as committed must FAIL (an exercise changed
@@ -101,6 +101,32 @@ if want host; then
         esac
     done <"$LOG/test_make.log"
     [ -s "$LOG/test_make.log" ] || bad "tests/test_make.sh printed nothing"
+    # The lessons' layout: manifest, sizes, make diff against the base, lesson 12's shared pieces.
+    sh tests/check_layout.sh >"$LOG/layout.log" 2>&1
+    while IFS= read -r line; do
+        case "$line" in
+        "ok "*) ok "${line#ok }" ;;
+        "not ok "*) bad "${line#not ok }" "$(grep -A3 -F -x -- "$line" "$LOG/layout.log" | sed 1d | awk '!/^    / { exit } { print }')" ;;
+        esac
+    done <"$LOG/layout.log"
+    grep -q '^ok ' "$LOG/layout.log" || bad "tests/check_layout.sh printed no result" "$(head -n 5 "$LOG/layout.log")"
+    # ... and it bites: a scratch copy with lesson 13's warp_sum changed, and one
+    # with a lesson missing from the manifest, must each fail.
+    S=$LOG/layout-self
+    rm -rf "$S" && mkdir -p "$S" && cp -r lessons scripts tests "$S"/
+    sed -i '/^__device__ float warp_sum(float v)/,/^}/ s/offset > 0/offset >= 1/' "$S"/lessons/13_*/13_*.cu
+    if sh "$S/tests/check_layout.sh" "$S" | grep -q '^not ok warp_sum'; then
+        ok "the layout check fails when a lesson's warp_sum drifts from lesson 12's"
+    else
+        bad "the layout check does not notice lesson 13's warp_sum drifting from lesson 12's"
+    fi
+    rm -rf "$S" && mkdir -p "$S" && cp -r lessons scripts tests "$S"/
+    awk -F'\t' '$1 != "05"' lessons/manifest.txt >"$S/lessons/manifest.txt"
+    if sh "$S/tests/check_layout.sh" "$S" | grep -q '^not ok lessons/manifest.txt lists every lesson folder'; then
+        ok "the layout check fails when a lesson folder has no line in lessons/manifest.txt"
+    else
+        bad "the layout check does not notice a lesson missing from lessons/manifest.txt"
+    fi
     # Tables of measurements are generated from results/ (scripts/tables.sh):
     # regenerated in a scratch copy, they must equal what README and notes show.
     if out=$(sh scripts/tables.sh --check 2>&1); then
@@ -169,10 +195,11 @@ fi
 
 # ---- 3. ptx -----------------------------------------------------------------
 if want ptx; then
-    echo "[ptx] each lesson's PTX shows its technique (tests/ptx_expect.txt)"
+    echo "[ptx] each lesson's PTX shows its technique (the ptx lines of lessons/manifest.txt)"
     # The PTX embedded in the build (cuobjdump), or, where the toolkit has no
     # cuobjdump, nvcc -ptx for sm_90, in parallel.
-    for n in $(awk '!/^#/ && NF { print $1 }' tests/ptx_expect.txt | sort -u); do
+    awk -F'\t' '$1 == "ptx" { print $2 "\t" $3 "\t" $4 }' lessons/manifest.txt >"$LOG/ptx_expect.tsv"
+    for n in $(cut -f1 "$LOG/ptx_expect.tsv" | sort -u); do
         src=$(ls lessons/"$n"_*/"$n"_*.cu 2>/dev/null)
         [ -n "$src" ] && ! skipped_build "lesson$n" || continue
         out=$LOG/lesson$n.ptx
@@ -183,13 +210,26 @@ if want ptx; then
             echo "nvcc -ptx -arch=sm_90 -std=c++17 -Icommon -o $out $src >$out.err 2>&1"
         fi
     done | xargs -d '\n' -P "$JOBS" -I{} bash -c '{}'
-    while read -r n regex what; do
-        case "$n" in "" | \#*) continue ;; esac
+    while IFS=$'\t' read -r n regex what; do
         b=lesson$n
         if skipped_build "$b"; then skip "$b PTX: binary skipped at build"; continue; fi
         if [ ! -s "$LOG/$b.ptx" ]; then bad "$b PTX: none made" "$(cat "$LOG/$b.ptx.err" 2>/dev/null)"; continue; fi
         if grep -Eq "$regex" "$LOG/$b.ptx"; then ok "$b PTX has $what"; else bad "$b PTX lacks $what (/$regex/)"; fi
-    done <tests/ptx_expect.txt
+    done <"$LOG/ptx_expect.tsv"
+    # count_done's atom.global must get a global-space address: the register it
+    # names comes from cvta.to.global (a generic pointer is not a global address
+    # on every GPU), in every lesson whose PTX has the counter.
+    for f in "$LOG"/lesson[0-9][0-9].ptx; do
+        [ -s "$f" ] && grep -q 'atom\.acq_rel\.gpu\.global\.inc\.u32' "$f" || continue
+        b=$(basename "$f" .ptx)
+        if awk '/cvta\.to\.global\.u64/ { r = $2; sub(/,$/, "", r); g[r] = 1 }
+                /atom\.acq_rel\.gpu\.global\.inc\.u32/ { a = $0; sub(/.*\[/, "", a); sub(/\].*/, "", a); n++; if (!(a in g)) bad++ }
+                END { exit !(n > 0 && bad == 0) }' "$f"; then
+            ok "$b PTX: count_done's atom.global takes a cvta.to.global address"
+        else
+            bad "$b PTX: count_done's atom.global takes a generic address (convert it with __cvta_generic_to_global)"
+        fi
+    done
 fi
 
 # ---- 4. exercises -----------------------------------------------------------
@@ -304,7 +344,7 @@ if want gpu; then
         skipped_build "$b" && continue
         if exercise_is_stub "$b"; then STUBS="$STUBS $b"; else RUNNABLE="$RUNNABLE $b"; fi
     done
-    BIG=$(grep -v '^#' tests/big_n.txt 2>/dev/null | awk 'NF { print "lesson" $1 }')
+    BIG=$(awk -F'\t' '$1 ~ /^[0-9][0-9]$/ && $5 == "yes" { print "lesson" $1 }' lessons/manifest.txt)
     if ! gpu_present; then
         why="no GPU"
         command -v nvidia-smi >/dev/null 2>&1 || why="no GPU (nvidia-smi not found)"

@@ -1,0 +1,112 @@
+#!/bin/sh
+# The lessons' layout, checked without a GPU (host tier of make test):
+#   - lessons/manifest.txt has one well-formed line for every lesson folder, and none for a missing one;
+#   - each lesson file stays short (02-13: 250 lines, 14 on: 350), has no kernel
+#     inside a macro and no #ifndef tuning override;
+#   - make diff L=NN against the lesson's base stays small: 80 changed code
+#     lines for 03-13, 150 for 14 on;
+#   - from lesson 13 on, warp_sum, block_sum and count_done are lesson 12's,
+#     byte for byte, unless the line above the copy says
+#     "// differs from lesson 12's: <why>".
+# Prints "ok ..." / "not ok ..." lines. usage: sh tests/check_layout.sh [ROOT]
+root=${1:-$(dirname "$0")/..}
+cd "$root" || exit 1
+M=lessons/manifest.txt
+T=${TMPDIR:-/tmp}/layout.$$
+mkdir -p "$T" && trap 'rm -rf "$T"' EXIT
+
+pass() { echo "ok $*"; }
+fail() { echo "not ok $*"; [ -n "${WHY:-}" ] && printf '%s\n' "$WHY" | sed 's/^/    /'; WHY=""; }
+WHY=""
+
+# ---- the manifest
+if [ ! -f "$M" ]; then
+    fail "lessons/manifest.txt exists"
+    exit 0
+fi
+folders=$(ls -d lessons/[0-9][0-9]_*/ 2>/dev/null | sed 's|lessons/||; s|_.*||')
+listed=$(awk -F'\t' '$1 ~ /^[0-9][0-9]$/ { print $1 }' "$M")
+missing="" extra="" malformed=""
+for n in $folders; do echo "$listed" | grep -qx "$n" || missing="$missing $n"; done
+for n in $listed; do echo "$folders" | grep -qx "$n" || extra="$extra $n"; done
+malformed=$(awk -F'\t' '
+    $1 ~ /^[0-9][0-9]$/ {
+        if (NF != 7) { print $1 ": " NF " columns, not 7"; next }
+        if ($3 !~ /^(yes|no)$/ || $5 !~ /^(yes|no)$/ || $6 !~ /^(yes|no)$/) print $1 ": step, big and bench are yes or no"
+        if ($4 != "-" && ($4 !~ /^[0-9][0-9]$/ || $4 + 0 >= $1 + 0)) print $1 ": base " $4 " is not an earlier lesson"
+        if ($2 == "" || $7 == "") print $1 ": shows and change must not be empty"
+    }
+    $1 == "ptx" && NF != 4 { print "ptx line for " $2 ": " NF " columns, not 4" }' "$M")
+WHY="${missing:+lesson folders with no manifest line:$missing}${extra:+ manifest lines with no lesson folder:$extra}"
+[ -z "$missing$extra" ] && pass "lessons/manifest.txt lists every lesson folder and no other" ||
+    fail "lessons/manifest.txt lists every lesson folder and no other"
+WHY=$malformed
+[ -z "$malformed" ] && pass "lessons/manifest.txt: every line well formed (7 columns, bases earlier lessons)" ||
+    fail "lessons/manifest.txt: every line well formed"
+unk=$(awk -F'\t' '$1 == "ptx" { print $2 }' "$M" | sort -u | while read -r n; do echo "$folders" | grep -qx "$n" || printf ' %s' "$n"; done)
+WHY=${unk:+ptx lines for lessons that do not exist:$unk}
+[ -z "$unk" ] && pass "lessons/manifest.txt: ptx lines name existing lessons" || fail "lessons/manifest.txt: ptx lines name existing lessons"
+
+# ---- each lesson file
+for n in $folders; do
+    f=$(ls lessons/"$n"_*/"$n"_*.cu 2>/dev/null | head -n 1)
+    [ -n "$f" ] || { fail "lesson $n has its .cu file"; continue; }
+    lim=250; [ "$n" -ge 14 ] && lim=350
+    l=$(wc -l <"$f" | tr -d ' ')
+    [ "$l" -le "$lim" ] && pass "$f: $l lines (at most $lim)" || fail "$f: $l lines, more than $lim"
+    # A macro whose text (with its continuation lines) holds __global__.
+    mk=$(awk '/^[ \t]*#[ \t]*define/ || cont { if ($0 ~ /__global__/) { print FILENAME ":" FNR; exit } cont = ($0 ~ /\\$/); next }' "$f")
+    WHY=${mk:+__global__ inside a #define at $mk}
+    [ -z "$mk" ] && pass "$f: every kernel is a __global__ function, none inside a macro" || fail "$f: a kernel inside a macro"
+    nd=$(grep -n '^[ \t]*#[ \t]*ifndef' "$f" | head -n 3)
+    WHY=${nd:+$nd}
+    [ -z "$nd" ] && pass "$f: no #ifndef tuning override" || fail "$f: #ifndef override (one configuration per lesson: experiments go to lab/)"
+done
+
+# ---- make diff against the base
+for n in $folders; do
+    [ "$n" -ge 3 ] || continue
+    base=$(awk -F'\t' -v n="$n" '$1 == n { print $4 }' "$M")
+    [ -n "$base" ] && [ "$base" != "-" ] || continue
+    lim=80; [ "$n" -ge 14 ] && lim=150
+    c=$(sh scripts/diff.sh "$n" --count 2>"$T/err")
+    case $c in
+    '' | *[!0-9]*) WHY=$(cat "$T/err"); fail "make diff L=$n runs" ;;
+    *) if [ "$c" -le "$lim" ]; then pass "make diff L=$n: $c changed code lines against lesson $base (at most $lim)"
+       else fail "make diff L=$n: $c changed code lines against lesson $base, more than $lim"; fi ;;
+    esac
+done
+
+# ---- lesson 12's shared pieces
+# fn FILE NAME: the function NAME's text, from its signature line (at column 0)
+# to its closing brace at column 0; "differs" first when the line above the
+# signature says "differs from lesson 12's".
+fn() {
+    awk -v name="$2" '
+        !on && $0 ~ ("^__device__[^(]*[ *]" name "\\(") { on = 1; if (prev ~ /differs from lesson 12.s:/) print "differs" }
+        on { print }
+        on && /^}/ { exit }
+        { prev = $0 }' "$1"
+}
+L12=$(ls lessons/12_*/12_*.cu 2>/dev/null | head -n 1)
+if [ -n "$L12" ]; then
+    for piece in warp_sum block_sum count_done; do
+        fn "$L12" "$piece" >"$T/ref"
+        [ -s "$T/ref" ] || { fail "lesson 12 defines $piece"; continue; }
+        drift=""
+        for n in $folders; do
+            [ "$n" -gt 12 ] || continue
+            f=$(ls lessons/"$n"_*/"$n"_*.cu 2>/dev/null | head -n 1)
+            [ -n "$f" ] || continue
+            fn "$f" "$piece" >"$T/copy"
+            [ -s "$T/copy" ] || continue
+            head -n 1 "$T/copy" | grep -qx differs && continue
+            cmp -s "$T/ref" "$T/copy" || drift="$drift $n"
+        done
+        WHY=""
+        [ -z "$drift" ] || WHY="these lessons have another $piece:$drift. Copy lesson 12's, or say why on the line above it: // differs from lesson 12's: ..."
+        [ -z "$drift" ] && pass "$piece in lessons 13 on is lesson 12's, byte for byte (or says why not)" ||
+            fail "$piece in lessons 13 on is lesson 12's, byte for byte (or says why not)"
+    done
+fi
+exit 0
