@@ -30,6 +30,20 @@ J=$(nproc 2>/dev/null || echo 4)
 B=build/reference
 mkdir -p results "$B"
 parts=${*:-test run bench counters sass race det exercises lessons procs}
+touch "$B/.started"
+# stamp_new: every results file this run wrote records the code it measured (results/code.txt).
+stamp_new() {
+    for f in $(find results -maxdepth 1 -type f -newer "$B/.started" | sort); do
+        case $(basename "$f") in
+        code.txt | derived.txt | test-* | versions-* | *.svg) continue ;;
+        determinism-*) sh scripts/stamp.sh "$f" 02 12 13 15 ;;
+        run-*.txt) sh scripts/stamp.sh "$f" $(manifest_lessons) ;;
+        procs-*.txt) sh scripts/stamp.sh "$f" 18 ;;
+        *) sh scripts/stamp.sh "$f" ;;
+        esac
+    done
+}
+trap stamp_new EXIT
 say() { echo "== reference.sh: $*" >&2; }
 
 METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio,smsp__inst_executed_op_branch.sum,sm__sass_inst_executed_op_shared_ld.sum,sm__sass_inst_executed_op_shared_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,lts__t_requests_op_red.sum,lts__t_requests_op_atom.sum

@@ -20,6 +20,10 @@
 #                                  rows of results/FILE-<gpu>.csv (the harness's CSV)
 #   excerpt FILE /START/ /END/     lines of results/FILE, START through the next END
 #
+# A figure is shown only while the program that made it has the code it had
+# then (results/code.txt, written by scripts/stamp.sh, against
+# scripts/code_hash.sh); a row of older code shows "–" until it is measured again.
+#
 # Every table is also written to results/derived.txt, so each figure a table
 # shows, the computed ones (speedups, ratios, ms) included, is found under results/.
 #
@@ -58,15 +62,28 @@ function fint(v,   s, neg, out) { s = v ""; if (s !~ /^-?[0-9]+$/) return s
     neg = (substr(s, 1, 1) == "-"); if (neg) s = substr(s, 2); out = ""
     while (length(s) > 3) { out = "," substr(s, length(s) - 2) out; s = substr(s, 1, length(s) - 3) }
     return (neg ? "-" : "") s out }
+# The program a row's lesson column names: "12_single_pass" -> 12, "ex02_atomic" -> ex02.
+function rkey(s) { if (s ~ /^ex[0-9][0-9](_|$)/) return substr(s, 1, 4); if (s ~ /^[0-9][0-9](_|$)/) return substr(s, 1, 2); return s }
+function base(f) { sub(/.*\//, "", f); return f }
+# Did results file f measure the code program k has now? (results/code.txt against scripts/code_hash.sh)
+function fresh(f, s,   k) { k = rkey(s); f = base(f); return ((f, k) in ST) && (k in CUR) && ST[f, k] == CUR[k] }
+# A file none of whose stamped programs changed (an excerpt is shown only then).
+function file_fresh(f,   k, any) { f = base(f); any = 0
+    for (k in CUR) if ((f, k) in ST) { any = 1; if (ST[f, k] != CUR[k]) { STALEKEY = k; return 0 } }
+    STALEKEY = ""; return any }
 # Loads a CSV with a header once; C[f] = rows, V[f, row, column name] = value.
+# Rows of a program whose code changed since the file was made are left out.
 function load(f,   line, nf, i, hd, r) {
     if (f in C) return C[f] > 0
     C[f] = 0
     if ((getline line < f) <= 0) return 0
     nf = split(line, hd, ",")
+    lc = 0; for (i = 1; i <= nf; i++) if (hd[i] == "lesson") lc = i
     while ((getline line < f) > 0) {
         if (line == "") continue
-        r = ++C[f]; split(line, cell, ",")
+        split(line, cell, ",")
+        if (lc && !fresh(f, cell[lc])) { STALE[f] = 1; continue } # measured older code: not shown
+        r = ++C[f]
         for (i = 1; i <= nf; i++) V[f, r, hd[i]] = cell[i]
     }
     close(f)
@@ -240,6 +257,9 @@ function t_excerpt(spec,   file, s, e, line, on, n, f, i) {
     if (match(s, /^\/[^\/]*\//)) { st = substr(s, 2, RLENGTH - 2); s = trim(substr(s, RLENGTH + 1)) } else st = "."
     en = ""; if (match(s, /^\/[^\/]*\//)) en = substr(s, 2, RLENGTH - 2)
     f = R "/" file; on = 0; n = 0
+    if (!file_fresh(f)) {
+        emit("(" file ": " (STALEKEY != "" ? "the code of " (STALEKEY ~ /^ex/ ? "solution " substr(STALEKEY, 3) : "lesson " STALEKEY) " has changed since this run" : "no record of the code it measured") "; scripts/reference.sh measures it again)")
+        excerpt = 1; return }
     while ((getline line < f) > 0) {
         if (!on && line ~ st) on = 1
         if (on) { ex[++n] = line; if (n > 1 && en != "" && line ~ en) break; if (n >= 40) break }
@@ -267,6 +287,8 @@ function render(spec,   kind, a, na, i, kv, opt, pos) {
 }
 BEGIN {
     NG = split(GPUS, GPU, " "); split(LABELS, LABEL, " ")
+    while ((getline line < HASHES) > 0) { split(line, h, "\t"); CUR[h[1]] = h[2] }
+    while ((getline line < STAMPS) > 0) { if (line ~ /^#/) continue; split(line, h, "\t"); ST[h[1], h[2]] = h[3] }
     while ((getline line < STAIRS) > 0) {
         if (line !~ /^[0-9][0-9]\t/) continue
         split(line, s, "\t"); LORDER[++NL] = s[1]; SHOWN[s[1]] = s[2]; STEP[s[1]] = s[3]; DESC[s[1]] = s[7]
@@ -292,12 +314,14 @@ AWK
 
 stale=0
 : >"$tmp/derived.txt"
+# The code each program has now, and the code each results file measured.
+sh scripts/code_hash.sh >"$tmp/hashes" || exit 2
 for md in ${TABLES_FILES:-README.md lessons/[0-9][0-9]_*/notes.md}; do
     [ -f "$md" ] || continue
     grep -q '^<!-- table: ' "$md" || continue
     out=$tmp/$(echo "$md" | tr / _)
     awk -v R="$R" -v GPUS="$gpus" -v LABELS="$labels" -v STAIRS=lessons/manifest.txt \
-        -v DERIVED="$tmp/derived.txt" -f "$tmp/prog.awk" "$md" >"$out"
+        -v DERIVED="$tmp/derived.txt" -v HASHES="$tmp/hashes" -v STAMPS="$R/code.txt" -f "$tmp/prog.awk" "$md" >"$out"
     rc=$?
     [ $rc -eq 0 ] || { echo "tables.sh: $md: failed (awk exit $rc)" >&2; exit 2; }
     if ! cmp -s "$md" "$out"; then

@@ -146,6 +146,16 @@ if want host; then
             bad "the table check does not notice a hand-edited figure in $md"
         fi
     fi
+    # ... and a lesson whose code changed after its results were made shows no
+    # figure of the old code: in a scratch copy, lesson 05 changed -> --check fails.
+    S=$LOG/stale-self
+    rm -rf "$S" && mkdir -p "$S" && cp -r README.md lessons solutions scripts results "$S"/ && { [ ! -d lab ] || cp -r lab "$S"/; }
+    sed -i '0,/^__global__/ s/^__global__/static const int changed_by_a_test = 1;\n__global__/' "$S"/lessons/05_*/05_*.cu
+    if ! sh "$S/scripts/tables.sh" --check >"$LOG/stale-self.log" 2>&1 && grep -q 'stale:' "$LOG/stale-self.log"; then
+        ok "the table check fails when a lesson's code changed after its results were measured (results/code.txt)"
+    else
+        bad "the table check does not notice lesson 05's code changing after its results were measured" "$(head -n 5 "$LOG/stale-self.log")"
+    fi
     # Every decimal figure in a README or notes table, generated or typed, is in a results/ file.
     if out=$(sh tests/check_figures.sh 2>&1); then
         ok "$(tail -n 1 <<<"$out")"
