@@ -1,13 +1,16 @@
 // procs.h -- start copies of this program, wait for them, stop them (POSIX, Linux).
 //
-// For a lesson that runs one process per GPU (lesson 18 --procs): the parent
-// starts one child per rank and must never hang on them. Plain host code, no
+// For a lesson that runs one process per GPU (lesson 18 --procs; its NCCL
+// side is in ranks.h): the parent starts one child per rank and must never
+// hang on them. Plain host code, no
 // CUDA: the parent of such a job creates no CUDA context (CUDA is not
 // fork-safe), so nothing here touches the GPU. Include it after harness.h.
 #ifndef PROCS_H
 #define PROCS_H
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -145,6 +148,94 @@ static inline int wait_children(const char *who, const pid_t *pid, int n)
         if (left) pause_ms(5);
     }
     return 0;
+}
+
+// The command line as given (argv[argc] included), kept for the children
+// before anything takes an option out of argv.
+static inline char **copy_argv(int argc, char **argv)
+{
+    char **all = (char **)malloc(((size_t)argc + 1) * sizeof(char *));
+    if (!all) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    memcpy(all, argv, ((size_t)argc + 1) * sizeof(char *));
+    return all;
+}
+
+// Removes the flag `flag` (an option the harness does not know, e.g.
+// "--procs") from argv wherever getopt would read it as an option: not after
+// "--", not as the value of an option that takes one. "flag=..." is bad input:
+// one line, exit 2. Returns 1 if the flag was found.
+static inline int take_flag(int *argc, char **argv, const char *flag, const char *who)
+{
+    int found = 0, out = 1, i = 1;
+    size_t len = strlen(flag);
+    for (; i < *argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) break;
+        if (strcmp(a, flag) == 0) { found = 1; continue; }
+        if (strncmp(a, flag, len) == 0 && a[len] == '=') {
+            fprintf(stderr, "%s: %s takes no value: %.40s\n", who, flag, a);
+            exit(2);
+        }
+        argv[out++] = argv[i];
+        int takes_value = (a[0] == '-' && a[1] && strchr("nbrsdmk", a[1]) && a[2] == '\0') ||
+                          strcmp(a, "--offset") == 0 || strcmp(a, "--flush") == 0;
+        if (takes_value && i + 1 < *argc) argv[out++] = argv[++i]; // its value, whatever it says
+    }
+    for (; i < *argc; i++) argv[out++] = argv[i];
+    argv[out] = NULL;
+    *argc = out;
+    return found;
+}
+
+// Asks a child for a number: starts this program again (spawn_self, less the
+// variables that start with drop_prefix) with fd_var=<the write end of a
+// pipe>; the child writes the number as text to that fd and exits 0. The
+// parent reads it with a deadline of wait_s. A child that exits 1 has said
+// why already (the parent exits 1 too); any other failure is one line naming
+// `what` ("the GPUs": "counting the GPUs", "the process that counts the
+// GPUs"), exit 1. Returns the number, > 0.
+static inline int count_in_a_child(char **argv, const char *who, const char *drop_prefix, const char *fd_var,
+                                   const char *what, double wait_s)
+{
+    int fd[2];
+    if (pipe(fd) != 0) { fprintf(stderr, "%s: pipe: %s\n", who, strerror(errno)); exit(1); }
+    fcntl(fd[0], F_SETFD, FD_CLOEXEC);
+    char var[64];
+    snprintf(var, sizeof var, "%s=%d", fd_var, fd[1]);
+    const char *extra[] = {var};
+    pid_t pid = spawn_self(who, argv, drop_prefix, extra, 1);
+    close(fd[1]);
+    char buf[32];
+    size_t got = 0;
+    double end = now_s() + wait_s;
+    for (;;) { // until the child closes the pipe (it exited), or the deadline
+        struct pollfd p = {fd[0], POLLIN, 0};
+        int left_ms = (int)((end - now_s()) * 1e3);
+        if (left_ms <= 0) {
+            int alive = 1;
+            fprintf(stderr, "%s: counting %s took over %.0f s; stopped\n", who, what, wait_s);
+            stop_children(&pid, &alive, 1);
+            exit(1);
+        }
+        if (poll(&p, 1, left_ms) <= 0) continue;
+        ssize_t k = read(fd[0], buf + got, sizeof buf - 1 - got);
+        if (k > 0) got += (size_t)k;
+        else if (k == 0 || errno != EINTR) break;
+    }
+    close(fd[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 1) exit(1); // it said why
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        char status[160];
+        describe_status(st, status, sizeof status);
+        fprintf(stderr, "%s: the process that counts %s %s\n", who, what, status);
+        exit(1);
+    }
+    buf[got] = '\0';
+    int n = atoi(buf);
+    if (n <= 0) { fprintf(stderr, "%s: could not count %s\n", who, what); exit(1); }
+    return n;
 }
 
 #endif // PROCS_H

@@ -21,7 +21,9 @@
 
 // ---- kernel ---------------------------------------------------------------
 
-// One thread per element. Threads of the last block that fall past n do nothing.
+// Grid: ceil(n / blockDim.x) blocks of any size (-b), one thread per element.
+// Thread i reads in[i] and adds it into *out, which must hold 0 first; the
+// threads of the last block that fall past n do nothing.
 __global__ void reduce_kernel(const float *in, size_t n, float *out)
 {
     // size_t: blockIdx.x * blockDim.x passes 2^32 once n does; in 32 bits it would wrap.

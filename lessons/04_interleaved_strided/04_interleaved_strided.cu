@@ -11,7 +11,8 @@
  * The flaw: the slots those packed threads touch are 2*s floats apart, and
  * shared memory serves a warp in one go only when its threads hit different
  * banks. Stride 2 puts two threads on each bank it uses, stride 4 four, and
- * so on: bank conflicts, extra passes over the banks. Lesson 05 walks the tree the other way.
+ * so on: bank conflicts, extra passes over the banks (lab/04_padding.cu pads
+ * them away to measure their cost). Lesson 05 walks the tree the other way.
  *
  *     make lesson04 && ./lesson04              # default n = 2^26, -b 256
  *     ./lesson04 -n 1e6 -b 1024 --check        # any size, any power-of-two block
@@ -19,15 +20,6 @@
 #include "harness.h"
 
 #include <limits.h>
-
-// An experiment, off by default: -DPAD=K leaves K spare words after every 32,
-// so word w moves to w + K*(w/32). K = 1 or 33 shifts each row of 32 words by
-// one bank: no conflicts. K = 32 shifts by whole rows: the same banks, the same
-// conflicts (the control; 32 and 33 compile to as many instructions).
-#ifndef PAD
-#define PAD 0
-#endif
-#define SLOT(w) ((w) + PAD * ((w) >> 5)) // PAD 0: SLOT(w) is w
 
 // ---- kernel ---------------------------------------------------------------
 
@@ -39,13 +31,13 @@ __global__ void reduce_kernel(const float *in, size_t n, float *out)
     extern __shared__ float sdata[];
     unsigned int tid = threadIdx.x;
     size_t i = (size_t)blockIdx.x * blockDim.x + tid; // size_t: passes 2^32 when n does
-    sdata[SLOT(tid)] = i < n ? in[i] : 0.0f; // past n: 0, which leaves the sum alone
+    sdata[tid] = i < n ? in[i] : 0.0f; // past n: 0, which leaves the sum alone
     __syncthreads(); // every slot is written before any thread reads a neighbour's
 
     for (unsigned int s = 1; s < blockDim.x; s *= 2) {
         unsigned int index = 2 * s * tid; // at most 2 * 512 * 1023: no overflow
         if (index < blockDim.x)
-            sdata[SLOT(index)] += sdata[SLOT(index + s)]; // index + s < blockDim.x: index is a multiple of 2*s
+            sdata[index] += sdata[index + s]; // index + s < blockDim.x: index is a multiple of 2*s
         // This step's sums are finished before the next step reads them. Every
         // thread reaches this barrier: the loop bounds are the same for all.
         __syncthreads();
@@ -64,7 +56,7 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
         CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
         return;
     }
-    size_t shared = (g_block + PAD * g_block / 32) * sizeof(float); // PAD: the spare words too
+    size_t shared = g_block * sizeof(float);
     const float *src = d_in;
     int next = 0;
     for (;;) {
@@ -104,7 +96,7 @@ static int run(Options opt)
     // Pass 1 writes buffer 0, pass 2 buffer 1, pass 3 buffer 0 again, ...
     CUDA_CHECK(cudaMalloc((void **)&g_partials[0], (p0 + 1) * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g_partials[1], (p1 + 1) * sizeof(float)));
-    run_variant(&opt, &in, PAD == 0 ? "tree" : PAD % 32 ? "tree_padded" : "tree_padded_same_banks", reduce_gpu);
+    run_variant(&opt, &in, "tree", reduce_gpu);
     CUDA_CHECK(cudaFree(g_partials[0]));
     CUDA_CHECK(cudaFree(g_partials[1]));
     free_input(&in);

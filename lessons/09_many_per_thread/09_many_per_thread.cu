@@ -25,41 +25,10 @@
 #if BLOCK_SIZE < 32 || BLOCK_SIZE > 1024 || (BLOCK_SIZE & (BLOCK_SIZE - 1)) != 0
 #error "BLOCK_SIZE must be a power of two in 32..1024"
 #endif
+// Lesson 07's last six steps, at the bottom of the file.
+static __device__ float warp_reduce(float *sdata, unsigned int tid);
 
 // ---- kernel ---------------------------------------------------------------
-
-// The last six steps, run by all 32 lanes of warp 0 (threads 0..31). On
-// entry sdata[0..63] holds 64 partial sums; returns the block's total in
-// lane 0. Each step needs the results of only the lower lanes (16, then 8,
-// 4, ...); the other lanes add too: cheaper than masking them off, and it
-// keeps all 32 lanes at every __syncwarp.
-__device__ float warp_reduce(float *sdata, unsigned int tid)
-{
-    // Race-free: each step reads into a register, waits, writes, waits.
-    // __syncwarp() is a barrier and a memory fence for the warp's lanes, so
-    // the compiler cannot keep sdata in registers across it either.
-    float v = sdata[tid] + sdata[tid + 32]; // both written before the last __syncthreads()
-    sdata[tid] = v;
-    __syncwarp(); // every lane's step-32 sum is in sdata before anyone reads it
-    v += sdata[tid + 16];
-    __syncwarp(); // every lane has read its neighbour before any lane overwrites its slot
-    sdata[tid] = v;
-    __syncwarp(); // step-16 sums written before step 8 reads them
-    v += sdata[tid + 8];
-    __syncwarp();
-    sdata[tid] = v;
-    __syncwarp();
-    v += sdata[tid + 4];
-    __syncwarp();
-    sdata[tid] = v;
-    __syncwarp();
-    v += sdata[tid + 2];
-    __syncwarp();
-    sdata[tid] = v;
-    __syncwarp();
-    v += sdata[tid + 1]; // last read: nothing writes after it, no barrier needed
-    return v;
-}
 
 // Sums into out[blockIdx.x] the elements this block's threads visit: thread
 // t of block b adds in[b*2*BLOCK_SIZE + t] and the element BLOCK_SIZE after
@@ -157,3 +126,38 @@ static int run(Options opt)
 }
 
 int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }
+
+// ---- unchanged from lesson 07 ---------------------------------------------
+
+// The last six steps, run by all 32 lanes of warp 0 (threads 0..31). On
+// entry sdata[0..63] holds 64 partial sums; returns the block's total in
+// lane 0. Each step needs the results of only the lower lanes (16, then 8,
+// 4, ...); the other lanes add too: cheaper than masking them off, and it
+// keeps all 32 lanes at every __syncwarp.
+__device__ float warp_reduce(float *sdata, unsigned int tid)
+{
+    // Race-free: each step reads into a register, waits, writes, waits.
+    // __syncwarp() is a barrier and a memory fence for the warp's lanes, so
+    // the compiler cannot keep sdata in registers across it either.
+    float v = sdata[tid] + sdata[tid + 32]; // both written before the last __syncthreads()
+    sdata[tid] = v;
+    __syncwarp(); // every lane's step-32 sum is in sdata before anyone reads it
+    v += sdata[tid + 16];
+    __syncwarp(); // every lane has read its neighbour before any lane overwrites its slot
+    sdata[tid] = v;
+    __syncwarp(); // step-16 sums written before step 8 reads them
+    v += sdata[tid + 8];
+    __syncwarp();
+    sdata[tid] = v;
+    __syncwarp();
+    v += sdata[tid + 4];
+    __syncwarp();
+    sdata[tid] = v;
+    __syncwarp();
+    v += sdata[tid + 2];
+    __syncwarp();
+    sdata[tid] = v;
+    __syncwarp();
+    v += sdata[tid + 1]; // last read: nothing writes after it, no barrier needed
+    return v;
+}

@@ -19,14 +19,15 @@
  *
  *     make lesson11 && ./lesson11              # default n = 2^26, BLOCK_SIZE 512
  *     ./lesson11 -n 2^20+3 --offset 1 -d uniform --check
- *     make -B lesson11 EXTRA=-DUNROLL=1        # fewer bytes in flight: compare
+ *     make -B lab_12_unroll_fences EXTRA=-DUNROLL=1   # lesson 12's loads, UNROLL 1
  */
 #include "harness.h"
 
-#define BLOCK_SIZE 512 // threads per block: a multiple of 32, 32..1024
-#ifndef UNROLL
-#define UNROLL 2       // float4 loads each thread issues before adding any (or -DUNROLL=...)
-#endif
+#define BLOCK_SIZE 512 // threads per block, a multiple of 32: 512 beat 256 and 1024 at 2^30
+                       // (results/tune-lesson12-nvidia-h200.txt)
+#define UNROLL 2       // float4 loads each thread issues before adding any: 2 was faster than 4
+                       // at small n, and 1 lost from 2^26 up (results/tune-lesson12-nvidia-h200.txt,
+                       // results/tune-lesson12-unroll-fences-nvidia-h200.csv)
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per round
 #define FULL_MASK 0xffffffffu // all 32 lanes take part in every shuffle below
@@ -34,36 +35,11 @@
 #if BLOCK_SIZE < 32 || BLOCK_SIZE > 1024 || BLOCK_SIZE % 32 != 0 || UNROLL < 1
 #error "BLOCK_SIZE must be a multiple of 32 in 32..1024, UNROLL at least 1"
 #endif
+// Lesson 10's warp and block sums, at the bottom of the file.
+static __device__ float warp_sum(float v);
+static __device__ float block_sum(float v);
 
 // ---- kernel ---------------------------------------------------------------
-
-// The sum of v over the 32 lanes of this warp, in lane 0 (the other lanes
-// end with partial sums). At each step lane k adds the value of lane
-// k + offset: offsets 16, 8, 4, 2, 1 halve the live values, as the tree did,
-// but register to register. __shfl_down_sync waits for the lanes FULL_MASK
-// names, so all 32 must call it; a lane whose k + offset is past 31 gets its
-// own value back, and that only lands in lanes whose sums nobody reads.
-__device__ float warp_sum(float v)
-{
-    for (int offset = 16; offset > 0; offset >>= 1) // constant trip count: fully unrolled
-        v += __shfl_down_sync(FULL_MASK, v, offset);
-    return v;
-}
-
-// The sum of v over the block, in thread 0. Every thread of the block must
-// call it: all lanes of every warp shuffle, and all reach the barrier.
-__device__ float block_sum(float v)
-{
-    __shared__ float warp_sums[WARPS]; // one slot per warp, not one per thread
-    unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    v = warp_sum(v);
-    if (lane == 0) warp_sums[warp] = v;
-    __syncthreads(); // the one barrier: every warp's slot written before warp 0 reads them
-    if (warp == 0) // the whole of warp 0: its 32 lanes shuffle together
-        v = warp_sum(lane < WARPS ? warp_sums[lane] : 0.0f); // lanes past the last warp add 0
-    // No second barrier: warp_sums is written once and read once per launch.
-    return v;
-}
 
 // The new part: this thread's share of in[0..n), read 16 bytes at a time.
 //
@@ -111,8 +87,9 @@ __device__ float thread_sum(const float *in, size_t n)
     return sum;
 }
 
-// Sums into out[blockIdx.x] this block's share of in[0..n). The grid covers
-// [0, n) exactly once, whatever gridDim.x is.
+// Any grid of BLOCK_SIZE-thread blocks: together they read in[0..n) exactly
+// once, whatever gridDim.x is (thread_sum), and block b writes its sum to
+// out[b]. Pass 2 is this kernel as one block over the partials.
 __global__ void reduce_kernel(const float *in, size_t n, float *out)
 {
     float v = block_sum(thread_sum(in, n)); // every thread calls block_sum
@@ -173,3 +150,33 @@ static int run(Options opt)
 }
 
 int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }
+
+// ---- unchanged from lesson 10 ---------------------------------------------
+
+// The sum of v over the 32 lanes of this warp, in lane 0 (the other lanes
+// end with partial sums). At each step lane k adds the value of lane
+// k + offset: offsets 16, 8, 4, 2, 1 halve the live values, as the tree did,
+// but register to register. __shfl_down_sync waits for the lanes FULL_MASK
+// names, so all 32 must call it; a lane whose k + offset is past 31 gets its
+// own value back, and that only lands in lanes whose sums nobody reads.
+__device__ float warp_sum(float v)
+{
+    for (int offset = 16; offset > 0; offset >>= 1) // constant trip count: fully unrolled
+        v += __shfl_down_sync(FULL_MASK, v, offset);
+    return v;
+}
+
+// The sum of v over the block, in thread 0. Every thread of the block must
+// call it: all lanes of every warp shuffle, and all reach the barrier.
+__device__ float block_sum(float v)
+{
+    __shared__ float warp_sums[WARPS]; // one slot per warp, not one per thread
+    unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    v = warp_sum(v);
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads(); // the one barrier: every warp's slot written before warp 0 reads them
+    if (warp == 0) // the whole of warp 0: its 32 lanes shuffle together
+        v = warp_sum(lane < WARPS ? warp_sums[lane] : 0.0f); // lanes past the last warp add 0
+    // No second barrier: warp_sums is written once and read once per launch.
+    return v;
+}

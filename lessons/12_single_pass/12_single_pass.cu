@@ -18,10 +18,11 @@
  */
 #include "harness.h"
 
-#define BLOCK_SIZE 512 // threads per block: a multiple of 32, 32..1024
-#ifndef UNROLL
-#define UNROLL 2       // float4 loads each thread issues before adding any (or -DUNROLL=...)
-#endif
+#define BLOCK_SIZE 512 // threads per block, a multiple of 32: 512 beat 256 and 1024 at 2^30
+                       // (results/tune-lesson12-nvidia-h200.txt)
+#define UNROLL 2       // float4 loads each thread issues before adding any: 2 was faster than 4
+                       // at small n, and 1 lost from 2^26 up (results/tune-lesson12-nvidia-h200.txt,
+                       // results/tune-lesson12-unroll-fences-nvidia-h200.csv)
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per round
 #define FULL_MASK 0xffffffffu // all 32 lanes take part in every shuffle below
@@ -29,68 +30,16 @@
 #if BLOCK_SIZE < 32 || BLOCK_SIZE > 1024 || BLOCK_SIZE % 32 != 0 || UNROLL < 1
 #error "BLOCK_SIZE must be a multiple of 32 in 32..1024, UNROLL at least 1"
 #endif
+// Lesson 11's reading and lesson 10's warp and block sums, at the bottom of the file.
+static __device__ float thread_sum(const float *in, size_t n);
+static __device__ float warp_sum(float v);
+static __device__ float block_sum(float v);
 
 // ---- kernel ---------------------------------------------------------------
 
-// The sum of v over this warp's 32 lanes, in lane 0 (lesson 10); all 32 must call it.
-__device__ float warp_sum(float v)
-{
-    for (int offset = 16; offset > 0; offset >>= 1) // constant trip count: fully unrolled
-        v += __shfl_down_sync(FULL_MASK, v, offset);
-    return v;
-}
-
-// The sum of v over the block, in thread 0. Every thread of the block must
-// call it: all lanes of every warp shuffle, and all reach the barrier.
-__device__ float block_sum(float v)
-{
-    __shared__ float warp_sums[WARPS]; // one slot per warp, not one per thread
-    unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    v = warp_sum(v);
-    if (lane == 0) warp_sums[warp] = v;
-    __syncthreads(); // the one barrier: every warp's slot written before warp 0 reads them
-    if (warp == 0) // the whole of warp 0: its 32 lanes shuffle together
-        v = warp_sum(lane < WARPS ? warp_sums[lane] : 0.0f); // lanes past the last warp add 0
-    // No barrier at the end: a second call must come after one (reduce_fixed_kernel).
-    return v;
-}
-
-// This thread's share of in[0..n), lesson 11's: a scalar head and tail (0..3
-// floats each, block 0's first threads) and a 16-byte aligned float4 body.
-__device__ float thread_sum(const float *in, size_t n)
-{
-    // Floats before the first 16-byte boundary: 0, 3, 2 or 1 (never more than n).
-    size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / sizeof(float);
-    if (head > n) head = n;
-    size_t nvec = (n - head) / 4;            // whole float4s in the body
-    size_t tail = n - head - 4 * nvec;       // 0..3 floats left after the body
-    const float4 *body = (const float4 *)(in + head); // 16-byte aligned; read only when nvec > 0
-    float sum = 0.0f;
-    if (blockIdx.x == 0 && threadIdx.x < head) sum += in[threadIdx.x];
-    if (blockIdx.x == 0 && threadIdx.x < tail) sum += in[head + 4 * nvec + threadIdx.x];
-    // size_t: nvec may pass 2^31. The loop runs while all UNROLL of this
-    // thread's float4s exist; the last, partial round is guarded load by load.
-    size_t i = (size_t)blockIdx.x * TILE + threadIdx.x;
-    const size_t stride = (size_t)gridDim.x * TILE;
-    for (; i + (UNROLL - 1) * BLOCK_SIZE < nvec; i += stride) {
-        float4 v[UNROLL];
-        // __ldg: the read-only path (ld.global.nc): nothing writes the input meanwhile.
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) v[u] = __ldg(&body[i + u * BLOCK_SIZE]); // independent: all in flight
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
-    }
-#pragma unroll
-    for (int u = 0; u < UNROLL; u++) {
-        if (i + u * BLOCK_SIZE < nvec) {
-            float4 v = __ldg(&body[i + u * BLOCK_SIZE]);
-            sum += (v.x + v.y) + (v.z + v.w);
-        }
-    }
-    return sum;
-}
-
-// (a) atomic: *out must be 0 before the launch.
+// (a) atomic. Any grid of BLOCK_SIZE-thread blocks; together they read
+// in[0..n) once (thread_sum). Each block adds its sum into *out, which must
+// hold 0 before the launch: one atomicAdd per block.
 __global__ void reduce_atomic_kernel(const float *in, size_t n, float *out)
 {
     float v = block_sum(thread_sum(in, n)); // every thread calls block_sum
@@ -119,7 +68,10 @@ __device__ unsigned int count_done(unsigned int *retired, unsigned int m)
     return old;
 }
 
-// (b) fixed: *retired must be 0 before the first launch; each launch leaves it 0.
+// (b) fixed. Any grid of BLOCK_SIZE-thread blocks, reading in[0..n) once. Each
+// block stores its sum in partials[blockIdx.x]; the last block to count itself
+// adds partials[0..gridDim.x) in index order into *out. *retired must be 0
+// before the first launch; each launch leaves it 0.
 __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out)
 {
     __shared__ bool last; // is this block the last one to count itself?
@@ -145,8 +97,10 @@ static int g_max_blocks;         // SMs x resident blocks per SM (set in main)
 static float *g_partials;        // one partial per block
 static unsigned int *g_retired;  // the blocks-done counter, zeroed once in main
 
-// Both finishes: lesson 11's grid, from n and the GPU only, never from timing.
-static void reduce_fixed(const float *d_in, size_t n, float *d_out)
+// The fixed finish: lesson 11's launcher with its second launch gone (the last
+// block adds the partials). Both finishes take lesson 11's grid, from n and
+// the GPU only, never from timing.
+static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { // the sum of nothing is 0; nothing to launch
         CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
@@ -164,7 +118,7 @@ static void reduce_atomic(const float *d_in, size_t n, float *d_out)
 {
     CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); // the blocks add into it
     if (n == 0) return;
-    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // the same grid as reduce_fixed's
+    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // the same grid as reduce_gpu's
     int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
     reduce_atomic_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, d_out);
     CUDA_CHECK_LAST();
@@ -190,7 +144,7 @@ static int run(Options opt)
     CUDA_CHECK(cudaMalloc((void **)&g_retired, sizeof(unsigned int)));
     CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
     run_variant(&opt, &in, "atomic", reduce_atomic);
-    run_variant(&opt, &in, "fixed", reduce_fixed);
+    run_variant(&opt, &in, "fixed", reduce_gpu);
     CUDA_CHECK(cudaFree(g_retired));
     CUDA_CHECK(cudaFree(g_partials));
     free_input(&in);
@@ -198,3 +152,72 @@ static int run(Options opt)
 }
 
 int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }
+
+// ---- unchanged from lesson 11 ---------------------------------------------
+
+// The sum of v over the 32 lanes of this warp, in lane 0 (the other lanes
+// end with partial sums). At each step lane k adds the value of lane
+// k + offset: offsets 16, 8, 4, 2, 1 halve the live values, as the tree did,
+// but register to register. __shfl_down_sync waits for the lanes FULL_MASK
+// names, so all 32 must call it; a lane whose k + offset is past 31 gets its
+// own value back, and that only lands in lanes whose sums nobody reads.
+__device__ float warp_sum(float v)
+{
+    for (int offset = 16; offset > 0; offset >>= 1) // constant trip count: fully unrolled
+        v += __shfl_down_sync(FULL_MASK, v, offset);
+    return v;
+}
+
+// The sum of v over the block, in thread 0. Every thread of the block must
+// call it: all lanes of every warp shuffle, and all reach the barrier.
+__device__ float block_sum(float v)
+{
+    __shared__ float warp_sums[WARPS]; // one slot per warp, not one per thread
+    unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    v = warp_sum(v);
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads(); // the one barrier: every warp's slot written before warp 0 reads them
+    if (warp == 0) // the whole of warp 0: its 32 lanes shuffle together
+        v = warp_sum(lane < WARPS ? warp_sums[lane] : 0.0f); // lanes past the last warp add 0
+    // No barrier at the end: a second call must come after one (reduce_fixed_kernel).
+    return v;
+}
+
+// This thread's share of in[0..n), lesson 11's: a scalar head and tail (0..3
+// floats each, block 0's first threads) and a 16-byte aligned float4 body.
+__device__ float thread_sum(const float *in, size_t n)
+{
+    // Floats before the first 16-byte boundary: in is 4-byte aligned, so its
+    // address mod 16 is 0, 4, 8 or 12 and head is 0, 3, 2 or 1 (never more than n).
+    size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / sizeof(float);
+    if (head > n) head = n;
+    size_t nvec = (n - head) / 4;            // whole float4s in the body
+    size_t tail = n - head - 4 * nvec;       // 0..3 floats left after the body
+    const float4 *body = (const float4 *)(in + head); // 16-byte aligned; read only when nvec > 0
+
+    float sum = 0.0f;
+    if (blockIdx.x == 0 && threadIdx.x < head) sum += in[threadIdx.x];
+    if (blockIdx.x == 0 && threadIdx.x < tail) sum += in[head + 4 * nvec + threadIdx.x];
+
+    // size_t: nvec may pass 2^31. The loop runs while all UNROLL of this
+    // thread's float4s exist; the last, partial round is guarded load by load.
+    size_t i = (size_t)blockIdx.x * TILE + threadIdx.x;
+    const size_t stride = (size_t)gridDim.x * TILE;
+    for (; i + (UNROLL - 1) * BLOCK_SIZE < nvec; i += stride) {
+        float4 v[UNROLL];
+        // __ldg: the input is not written while the kernel runs, so its loads
+        // may take the read-only (non-coherent) path: ld.global.nc in the PTX.
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) v[u] = __ldg(&body[i + u * BLOCK_SIZE]); // independent: all in flight
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+        if (i + u * BLOCK_SIZE < nvec) {
+            float4 v = __ldg(&body[i + u * BLOCK_SIZE]);
+            sum += (v.x + v.y) + (v.z + v.w);
+        }
+    }
+    return sum;
+}

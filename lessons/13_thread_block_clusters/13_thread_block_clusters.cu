@@ -1,21 +1,15 @@
 /*
  * Lesson 13: thread block clusters -- blocks that add through each other's
- * shared memory (Hopper, sm_90 and newer).
+ * shared memory (Hopper, sm_90 and newer; elsewhere it prints SKIP).
  *
- * What changed since lesson 12: only the atomic finish. The grid now runs in
- * clusters of 2, 4, 8 or 16 blocks, which the hardware places together on
- * the SMs of one GPC; a block can read a peer's shared memory (distributed
- * shared memory), so each cluster adds its blocks' sums on chip and sends
- * one atomicAdd to *out: one atomic per cluster instead of one per block.
- * The reading (thread_sum) and the grid rule are lesson 12's. Variants:
- * cluster2 ... cluster16, block (the same kernel in clusters of 1: lesson
- * 12's atomic finish) and fixed (lesson 12's last-block-done, unchanged).
- * Measured, every cluster size is slower than lesson 12's atomic finish:
- * the finish was a small share of the time, a cluster launch costs something
- * even in clusters of 1, and a cluster must fit in one GPC, which leaves
- * block slots empty from clusters of 4 up (the "clusters of" lines).
- * Lesson 14 sets the libraries beside lesson 12's kernels.
- * Builds for every arch; runs on sm_90+ only (elsewhere: SKIP, exit 0).
+ * What changed since lesson 12: only the atomic finish. The grid runs in
+ * clusters of 2 to 16 blocks, which the hardware places together on one GPC;
+ * a block can read a peer's shared memory (distributed shared memory), so each
+ * cluster adds its blocks' sums on chip and sends one atomicAdd to *out, not
+ * one per block. Variants: cluster2 ... cluster16, block (clusters of 1) and
+ * fixed (lesson 12's). The flaw: measured, every cluster size is slower than
+ * lesson 12's atomic finish: a cluster launch costs even in clusters of 1, and
+ * from clusters of 4 up whole clusters leave block slots idle ("clusters of").
  *
  *     make lesson13 && ./lesson13
  */
@@ -23,10 +17,11 @@
 #include <cooperative_groups.h> // cluster_group: this_cluster(), sync(), map_shared_rank()
 namespace cg = cooperative_groups;
 
-#define BLOCK_SIZE 512 // threads per block: a multiple of 32, 32..1024
-#ifndef UNROLL
-#define UNROLL 2       // float4 loads each thread issues before adding any (or -DUNROLL=...)
-#endif
+#define BLOCK_SIZE 512 // threads per block, a multiple of 32: 512 beat 256 and 1024 at 2^30
+                       // (results/tune-lesson12-nvidia-h200.txt)
+#define UNROLL 2       // float4 loads each thread issues before adding any: 2 was faster than 4
+                       // at small n, and 1 lost from 2^26 up (results/tune-lesson12-nvidia-h200.txt,
+                       // results/tune-lesson12-unroll-fences-nvidia-h200.csv)
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per round
 #define FULL_MASK 0xffffffffu // all 32 lanes take part in every shuffle below
@@ -34,8 +29,132 @@ namespace cg = cooperative_groups;
 #if BLOCK_SIZE < 32 || BLOCK_SIZE > 1024 || BLOCK_SIZE % 32 != 0 || UNROLL < 1
 #error "BLOCK_SIZE must be a multiple of 32 in 32..1024, UNROLL at least 1"
 #endif
+// Lesson 12's pieces, at the bottom of the file.
+static __device__ float thread_sum(const float *in, size_t n);
+static __device__ float warp_sum(float v);
+static __device__ float block_sum(float v);
+static __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out);
 
 // ---- kernel ---------------------------------------------------------------
+
+// (a) cluster: any grid of BLOCK_SIZE-thread blocks in clusters, reading in[0..n)
+// once; rank 0 of each cluster adds its blocks' sums into *out (0 before the
+// launch). sm_90 code only: older targets build an empty body, never launched.
+__global__ void reduce_cluster_kernel(const float *in, size_t n, float *out)
+{
+#if __CUDA_ARCH__ >= 900
+    __shared__ float block_total; // this block's sum, read by rank 0 of its cluster
+    cg::cluster_group cluster = cg::this_cluster();
+    float v = block_sum(thread_sum(in, n)); // every thread calls block_sum
+    if (threadIdx.x == 0) block_total = v;
+    // Every thread of the cluster's blocks arrives before any goes on (arrive +
+    // wait, release/acquire): no total is read before its block has written it.
+    cluster.sync();
+    if (cluster.block_rank() == 0 && threadIdx.x < 32) { // warp 0 of rank 0: lane r reads rank r's total
+        float t = threadIdx.x < cluster.num_blocks() ? *cluster.map_shared_rank(&block_total, threadIdx.x) : 0.0f;
+        t = warp_sum(t); // the same order in every run, within the cluster
+        if (threadIdx.x == 0) atomicAdd(out, t); // one atomic per cluster
+    }
+    // A block's shared memory lives only while the block does: none may exit
+    // while rank 0 may still read its block_total, so all wait for rank 0 here.
+    cluster.sync();
+#endif
+}
+
+// ---- launch ---------------------------------------------------------------
+
+static int g_max_blocks;         // SMs x resident blocks per SM (set in main)
+static float *g_partials;        // one partial per block
+static unsigned int *g_retired;  // the blocks-done counter, zeroed once in main
+static int g_cluster, g_cluster_blocks; // blocks per cluster, and blocks of such clusters that fit at once
+
+// The fixed finish: lesson 11's launcher with its second launch gone (the last
+// block adds the partials). Both finishes take lesson 11's grid, from n and
+// the GPU only, never from timing.
+static void reduce_gpu(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { // the sum of nothing is 0; nothing to launch
+        CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
+        return;
+    }
+    // A full GPU's worth of blocks, but none that would find no tile at all
+    // (one round of TILE float4s, 4 * TILE floats; n = 1000 gets 1 block).
+    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
+    int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
+    reduce_fixed_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch
+    CUDA_CHECK_LAST();
+}
+
+// A launch of `blocks` blocks in clusters of g_cluster; attr must outlive it.
+static cudaLaunchConfig_t cluster_config(int blocks, cudaLaunchAttribute *attr)
+{
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim = {(unsigned int)g_cluster, 1, 1};
+    return {dim3(blocks), dim3(BLOCK_SIZE), 0, 0, attr, 1}; // grid, block, no dynamic shared memory, stream 0
+}
+
+static void reduce_cluster(const float *d_in, size_t n, float *d_out)
+{
+    CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); // the blocks add into it
+    if (n == 0) return;
+    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // the same grid as reduce_gpu's
+    int blocks = wanted < (size_t)g_cluster_blocks ? (int)wanted : g_cluster_blocks; // ... capped at what fits
+    blocks = (blocks + g_cluster - 1) / g_cluster * g_cluster; // in whole clusters (g_cluster_blocks is whole)
+    cudaLaunchAttribute attr;
+    cudaLaunchConfig_t cfg = cluster_config(blocks, &attr);
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, reduce_cluster_kernel, d_in, n, d_out));
+    CUDA_CHECK_LAST();
+}
+
+// ---- main -----------------------------------------------------------------
+
+static const LessonInfo info = {"13_thread_block_clusters", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
+
+// One run per combination of the listed -n, -s, -d, --offset and -b values.
+static int run(Options opt)
+{
+    Input in = make_input(&opt); // also reads the SM count into g_dev
+    require_sm90();              // older GPU: prints SKIP and exits 0
+    // One grid for both finishes, so that they read alike: the fixed kernel's.
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_kernel, BLOCK_SIZE, 0));
+    if (per_sm < 1) per_sm = 1;
+    g_max_blocks = g_dev.sm_count * per_sm;
+    if (!opt.csv)
+        printf("grid: %d SMs x %d resident blocks = at most %d blocks of %d threads\n", g_dev.sm_count, per_sm,
+               g_max_blocks, BLOCK_SIZE);
+    CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g_retired, sizeof(unsigned int)));
+    CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
+    run_variant(&opt, &in, "fixed", reduce_gpu);
+    // The cluster finish in clusters of 1, 2, 4, 8 and 16 blocks. 16 is beyond
+    // the portable 8 and must be allowed first. A cluster's blocks must all be
+    // resident at once in one GPC, so fewer blocks may fit than SMs x per_sm.
+    CUDA_CHECK(cudaFuncSetAttribute(reduce_cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    const char *names[] = {"block", "cluster2", "cluster4", "cluster8", "cluster16"};
+    int slots = 0; // blocks that fit at once in clusters of 1: every block slot
+    for (int k = 0; k < 5; k++) {
+        g_cluster = 1 << k;
+        cudaLaunchAttribute attr;
+        cudaLaunchConfig_t cfg = cluster_config(g_cluster, &attr);
+        int clusters = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, reduce_cluster_kernel, &cfg));
+        g_cluster_blocks = clusters * g_cluster;
+        if (k == 0) slots = g_cluster_blocks;
+        if (!opt.csv)
+            printf("clusters of %2d: %4d fit at once = %4d blocks, %3d of %d block slots idle\n", g_cluster, clusters,
+                   g_cluster_blocks, slots - g_cluster_blocks, slots);
+        if (clusters > 0) run_variant(&opt, &in, names[k], reduce_cluster);
+    }
+    CUDA_CHECK(cudaFree(g_retired));
+    CUDA_CHECK(cudaFree(g_partials));
+    free_input(&in);
+    return 0;
+}
+
+int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }
+
+// ---- unchanged from lesson 12 ---------------------------------------------
 
 // The sum of v over this warp's 32 lanes, in lane 0 (lesson 10); all 32 must call it.
 __device__ float warp_sum(float v)
@@ -60,7 +179,7 @@ __device__ float block_sum(float v)
     return v;
 }
 
-// This thread's share of in[0..n): lesson 12's (and 11's) head, float4 body, tail.
+// This thread's share of in[0..n): lesson 11's head, float4 body and tail.
 __device__ float thread_sum(const float *in, size_t n)
 {
     // Floats before the first 16-byte boundary: 0, 3, 2 or 1 (never more than n).
@@ -94,46 +213,25 @@ __device__ float thread_sum(const float *in, size_t n)
     return sum;
 }
 
-// (a) cluster: *out must be 0 before the launch, which is in clusters
-// (cudaLaunchKernelEx). sm_90 code only: for older targets the body is empty
-// (main() skips before any launch), so the file builds for every GPU.
-__global__ void reduce_cluster_kernel(const float *in, size_t n, float *out)
-{
-#if __CUDA_ARCH__ >= 900
-    __shared__ float block_total; // this block's sum, read by rank 0 of its cluster
-    cg::cluster_group cluster = cg::this_cluster();
-    float v = block_sum(thread_sum(in, n)); // every thread calls block_sum
-    if (threadIdx.x == 0) block_total = v;
-    // Every thread of every block of the cluster arrives here before any goes
-    // on (barrier.cluster.arrive + wait, release/acquire): no total is read
-    // before its block has written it.
-    cluster.sync();
-    if (cluster.block_rank() == 0 && threadIdx.x < 32) { // warp 0 of rank 0: lane r reads rank r's total
-        float t = threadIdx.x < cluster.num_blocks() ? *cluster.map_shared_rank(&block_total, threadIdx.x) : 0.0f;
-        t = warp_sum(t); // the same order in every run, within the cluster
-        if (threadIdx.x == 0) atomicAdd(out, t); // one atomic per cluster
-    }
-    // A block's shared memory lives only while the block does: none may exit
-    // while rank 0 may still read its block_total, so all wait for rank 0 here.
-    cluster.sync();
-#endif
-}
-
-// Lesson 12's: counts the calling block done (release-acquire), returns the count before it.
+// Counts the calling block done (release-acquire); returns the count before it.
 __device__ unsigned int count_done(unsigned int *retired, unsigned int m)
 {
     unsigned int old;
-#if CLASSIC_FENCES || __CUDA_ARCH__ < 700
+#if __CUDA_ARCH__ < 700
     __threadfence();                   // release: the partial before the count
     old = atomicInc(retired, m);
     if (old == m) __threadfence();     // acquire: the partials after the count
 #else
-    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(retired), "r"(m) : "memory");
+    // atom.global takes a global-space address: convert the generic pointer.
+    size_t g = __cvta_generic_to_global(retired);
+    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(g), "r"(m) : "memory");
 #endif
     return old;
 }
 
-// (b) fixed, lesson 12's: *retired must be 0 before the first launch; each launch leaves it 0.
+// (b) fixed: any grid of BLOCK_SIZE-thread blocks; each stores its sum in
+// partials[blockIdx.x], and the last to count itself adds them in index order
+// into *out. *retired must be 0 before the first launch; each launch leaves it 0.
 __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out)
 {
     __shared__ bool last; // is this block the last one to count itself?
@@ -150,94 +248,3 @@ __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, 
     v = block_sum(v); // block_sum's slots are free again: warp 0 read them before the barrier above
     if (threadIdx.x == 0) *out = v;
 }
-
-// ---- launch ---------------------------------------------------------------
-
-static int g_max_blocks;         // SMs x resident blocks per SM (set in main)
-static float *g_partials;        // one partial per block
-static unsigned int *g_retired;  // the blocks-done counter, zeroed once in main
-static int g_cluster, g_cluster_blocks; // blocks per cluster, and blocks of such clusters that fit at once
-
-// Both finishes: lesson 11's grid, from n and the GPU only, never from timing.
-static void reduce_fixed(const float *d_in, size_t n, float *d_out)
-{
-    if (n == 0) { // the sum of nothing is 0; nothing to launch
-        CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
-        return;
-    }
-    // A full GPU's worth of blocks, but none that would find no tile at all
-    // (one round of TILE float4s, 4 * TILE floats; n = 1000 gets 1 block).
-    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
-    int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
-    reduce_fixed_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch
-    CUDA_CHECK_LAST();
-}
-
-// A launch of `blocks` blocks in clusters of g_cluster; attr must outlive it.
-static cudaLaunchConfig_t cluster_config(int blocks, cudaLaunchAttribute *attr)
-{
-    attr->id = cudaLaunchAttributeClusterDimension;
-    attr->val.clusterDim = {(unsigned int)g_cluster, 1, 1};
-    return {dim3(blocks), dim3(BLOCK_SIZE), 0, 0, attr, 1}; // grid, block, no dynamic shared memory, stream 0
-}
-
-static void reduce_cluster(const float *d_in, size_t n, float *d_out)
-{
-    CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); // the blocks add into it
-    if (n == 0) return;
-    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // the same grid as reduce_fixed's
-    int blocks = wanted < (size_t)g_cluster_blocks ? (int)wanted : g_cluster_blocks; // ... capped at what fits
-    blocks = (blocks + g_cluster - 1) / g_cluster * g_cluster; // in whole clusters (g_cluster_blocks is whole)
-    cudaLaunchAttribute attr;
-    cudaLaunchConfig_t cfg = cluster_config(blocks, &attr);
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, reduce_cluster_kernel, d_in, n, d_out));
-    CUDA_CHECK_LAST();
-}
-
-// ---- main -----------------------------------------------------------------
-
-static const LessonInfo info = {"13_thread_block_clusters", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
-
-// One run per combination of the listed -n, -s, -d, --offset and -b values.
-static int run(Options opt)
-{
-    Input in = make_input(&opt); // also reads the SM count into g_dev
-    require_sm90();              // older GPU: prints SKIP and exits 0
-    // One grid for both finishes, so that they read alike: the fixed kernel's.
-    int per_sm = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_kernel, BLOCK_SIZE, 0));
-    if (per_sm < 1) per_sm = 1;
-    g_max_blocks = g_dev.sm_count * per_sm;
-    if (!opt.csv)
-        printf("grid: %d SMs x %d resident blocks = at most %d blocks of %d threads\n", g_dev.sm_count, per_sm,
-               g_max_blocks, BLOCK_SIZE);
-    CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g_retired, sizeof(unsigned int)));
-    CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
-    run_variant(&opt, &in, "fixed", reduce_fixed);
-    // The cluster finish in clusters of 1, 2, 4, 8 and 16 blocks. 16 is beyond
-    // the portable 8 and must be allowed first. A cluster's blocks must all be
-    // resident at once in one GPC, so fewer blocks may fit than SMs x per_sm.
-    CUDA_CHECK(cudaFuncSetAttribute(reduce_cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    const char *names[] = {"block", "cluster2", "cluster4", "cluster8", "cluster16"};
-    int slots = 0; // blocks that fit at once in clusters of 1: every block slot
-    for (int k = 0; k < 5; k++) {
-        g_cluster = 1 << k;
-        cudaLaunchAttribute attr;
-        cudaLaunchConfig_t cfg = cluster_config(g_cluster, &attr);
-        int clusters = 0;
-        CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, reduce_cluster_kernel, &cfg));
-        g_cluster_blocks = clusters * g_cluster;
-        if (k == 0) slots = g_cluster_blocks;
-        if (!opt.csv)
-            printf("clusters of %2d: %4d fit at once = %4d blocks, %3d of %d block slots idle\n", g_cluster, clusters,
-                   g_cluster_blocks, slots - g_cluster_blocks, slots);
-        if (clusters > 0) run_variant(&opt, &in, names[k], reduce_cluster);
-    }
-    CUDA_CHECK(cudaFree(g_retired));
-    CUDA_CHECK(cudaFree(g_partials));
-    free_input(&in);
-    return 0;
-}
-
-int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }

@@ -1,29 +1,15 @@
 // link: -lcublas
 // uses: cccl
 /*
- * Lesson 14: the libraries -- CUB, Thrust and cuBLAS beside our best kernel.
+ * Lesson 14: the libraries -- CUB, Thrust and cuBLAS beside lesson 12's kernels.
  *
- * Since lesson 13: no new kernel. One process times every way to sum the
- * same input at the -n given (make bench sweeps n = 2^10..2^30), each paired
- * with the kernel of ours that gives the same guarantee:
- *   cub          cub::DeviceReduce::Sum, the classic call: temp storage sized
- *                and allocated once, outside the timer. Run to run the same
- *                bits (two kernels above a few thousand items).
- *   ours_fixed   lesson 12's last-block-done kernel: the same guarantee, one kernel.
- *   ours_atomic  lesson 12's atomic finish: a memset, one kernel, last bits vary.
- *   thrust       thrust::reduce: allocates, launches, copies the sum to the
- *                host (a sync) and frees, every call.
- *   cublas_asum  cublasSasum: sum of |x|, another function (BLAS has no plain
- *                sum); checked against sum |x|.
- * With CUB 3.1 or newer (CCCL_HOME, or a toolkit that ships it), the
- * determinism a caller asks for through an execution environment:
- *   cccl_not_guaranteed  one kernel with atomics, like ours_atomic;
- *   cccl_run_to_run      CUB's default, like ours_fixed;
- *   cccl_gpu_to_gpu      the same bits on every GPU (lesson 15 has ours);
- *   cccl_not_guaranteed_alloc  the first, called the one-line way: CUB then
- *                allocates and frees its scratch inside every call.
- * The first three get their scratch from a memory resource that hands out a
- * buffer sized before the timing: no allocation is timed.
+ * No new kernel: lesson 12's two finishes, unchanged (at the end of this file),
+ * timed in turns in one process beside the library calls with their guarantee:
+ * ours_atomic beside cccl_not_guaranteed (the last bits vary), ours_fixed beside
+ * cub and cccl_run_to_run (the same bits every run); cccl_gpu_to_gpu gives the
+ * same bits on every GPU (lesson 15 has ours). Then thrust::reduce and
+ * cccl_not_guaranteed_alloc (both allocate in every call) and cublasSasum (sum
+ * |x|). The cccl_* rows need CUB 3.1 or newer (CCCL_HOME=DIR).
  *
  *     make lesson14 && ./lesson14 -n 2^24
  *     make lesson14 CCCL_HOME=/path/to/cccl && ./lesson14 -n 2^20,2^24,2^28
@@ -36,15 +22,22 @@
 #include <cublas_v2.h>
 #include "cccl_env.h" // CUB 3.1+: HAVE_DETERMINISM, CCCL_ENV(level) with our scratch, CCCL_G2G_TRUSTED
 
-#define BLOCK_SIZE 512    // ours: threads per block (compile time: -b must equal it)
-#define UNROLL 2          // ours: float4 loads in flight per thread
-#define STREAM_BELOW_L2 2 // ours: evict-first loads for inputs up to 2 x L2
-#ifndef OVERSUBSCRIBE
-#define OVERSUBSCRIBE 8   // ours: above 2 x L2, up to this many blocks for every one that fits at once
-#endif
-#define FIXED_MIN_TILES 32 // ours_fixed: ... but only while each block still gets this many tiles
+#define BLOCK_SIZE 512 // threads per block, a multiple of 32: 512 beat 256 and 1024 at 2^30
+                       // (results/tune-lesson12-nvidia-h200.txt)
+#define UNROLL 2       // float4 loads each thread issues before adding any: 2 was faster than 4
+                       // at small n, and 1 lost from 2^26 up (results/tune-lesson12-nvidia-h200.txt,
+                       // results/tune-lesson12-unroll-fences-nvidia-h200.csv)
 #define WARPS (BLOCK_SIZE / 32)
-#define TILE (BLOCK_SIZE * UNROLL)
+#define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per round
+#define FULL_MASK 0xffffffffu // all 32 lanes take part in every shuffle below
+
+#if BLOCK_SIZE < 32 || BLOCK_SIZE > 1024 || BLOCK_SIZE % 32 != 0 || UNROLL < 1
+#error "BLOCK_SIZE must be a multiple of 32 in 32..1024, UNROLL at least 1"
+#endif
+// Lesson 11's reading and lesson 10's warp and block sums, at the bottom of the file.
+static __device__ float thread_sum(const float *in, size_t n);
+static __device__ float warp_sum(float v);
+static __device__ float block_sum(float v);
 
 // cuBLAS returns its own status type: same idea as CUDA_CHECK.
 #define CUBLAS_CHECK(call)                                                                    \
@@ -56,111 +49,24 @@
         }                                                                                     \
     } while (0)
 
-// ---- kernels: lesson 12's two finishes, copied in -------------------------
+// Lesson 12's state, its fixed kernel and its two launchers: the code is at the end of this file.
+static int g_max_blocks;         // SMs x resident blocks per SM (set in main)
+static float *g_partials;        // one partial per block
+static unsigned int *g_retired;  // the blocks-done counter, zeroed once in main
+__global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out);
+static void reduce_atomic(const float *d_in, size_t n, float *d_out);
+static void reduce_gpu(const float *d_in, size_t n, float *d_out);
 
-// stream: uniform for the whole grid; __ldcs is evict-first, __ldg the read-only path.
-#define LOAD4(p) (stream ? __ldcs(p) : __ldg(p))
-
-__device__ float warp_sum(float v) // in lane 0; all 32 lanes take part
-{
-    for (int offset = 16; offset > 0; offset >>= 1)
-        v += __shfl_down_sync(0xffffffffu, v, offset);
-    return v;
-}
-
-__device__ float block_sum(float v) // in thread 0; every thread of the block must call it
-{
-    __shared__ float warp_sums[WARPS];
-    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    v = warp_sum(v);
-    if (lane == 0) warp_sums[warp] = v;
-    __syncthreads(); // every warp's slot is written before warp 0 reads them all
-    if (warp == 0) v = warp_sum(lane < WARPS ? warp_sums[lane] : 0.0f);
-    return v;
-}
-
-__device__ float thread_sum(const float *in, size_t n, int stream) // scalar head, float4 body, scalar tail
-{
-    size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / sizeof(float);
-    if (head > n) head = n;
-    size_t nvec = (n - head) / 4, tail = n - head - 4 * nvec;
-    const float4 *body = (const float4 *)(in + head);
-    float sum = 0.0f;
-    if (blockIdx.x == 0 && threadIdx.x < head) sum += in[threadIdx.x];
-    if (blockIdx.x == 0 && threadIdx.x < tail) sum += in[head + 4 * nvec + threadIdx.x];
-    size_t i = (size_t)blockIdx.x * TILE + threadIdx.x;
-    const size_t stride = (size_t)gridDim.x * TILE;
-    for (; i + (UNROLL - 1) * BLOCK_SIZE < nvec; i += stride) {
-        float4 v[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) v[u] = LOAD4(body + i + u * BLOCK_SIZE);
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
-    }
-#pragma unroll
-    for (int u = 0; u < UNROLL; u++) {
-        if (i + u * BLOCK_SIZE < nvec) {
-            float4 v = LOAD4(body + i + u * BLOCK_SIZE);
-            sum += (v.x + v.y) + (v.z + v.w);
-        }
-    }
-    return sum;
-}
-
-__global__ void reduce_atomic_kernel(const float *in, size_t n, float *out, int stream) // *out zeroed first
-{
-    float sum = block_sum(thread_sum(in, n, stream));
-    if (threadIdx.x == 0) atomicAdd(out, sum); // one per block, in any order
-}
-
-// Lesson 12's counter: an atomicInc that releases (this thread's partial is
-// visible before the count) and acquires (the block that sees m sees every
-// partial), and wraps back to 0 for the next launch. Returns the old count.
-__device__ unsigned int count_done(unsigned int *retired, unsigned int m)
-{
-#if __CUDA_ARCH__ < 700
-    __threadfence();
-    unsigned int old = atomicInc(retired, m);
-    if (old == m) __threadfence();
-    return old;
-#else
-    unsigned int old;
-    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(retired), "r"(m) : "memory");
-    return old;
-#endif
-}
-
-__global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired,
-                                    float *out, int stream)
-{
-    __shared__ bool last;
-    float sum = block_sum(thread_sum(in, n, stream));
-    if (threadIdx.x == 0) {
-        partials[blockIdx.x] = sum;
-        last = (count_done(retired, gridDim.x - 1) == gridDim.x - 1);
-    }
-    __syncthreads(); // shares `last`; warp 0 is done with warp_sums before block_sum reuses them
-    if (!last) return;
-    float v = 0.0f;
-    for (unsigned int b = threadIdx.x; b < gridDim.x; b += BLOCK_SIZE) v += __ldcg(&partials[b]); // fixed order
-    v = block_sum(v);
-    if (threadIdx.x == 0) *out = v;
-}
-
-// ---- launch ---------------------------------------------------------------
+// ---- launch: the libraries ------------------------------------------------
 
 static void *g_cub_temp;        // CUB's temp storage, allocated once per n
 static size_t g_cub_temp_bytes;
 static cublasHandle_t g_cublas; // created once: creating one costs far more than a sum
-static int g_max_blocks;        // ours: SMs x resident blocks per SM
-static float *g_partials;
-static unsigned int *g_retired;
 
 static void write_zero(float *d_out) { CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); }
 
-// CUB picks 32- or 64-bit offsets from the type of num_items: give it an int
-// when n fits, as most callers do, and a 64-bit count above 2^31 - 1.
-// With temp == NULL it only writes the bytes it needs.
+// CUB picks 32- or 64-bit offsets from num_items' type: an int when n fits, as most
+// callers give, a 64-bit count above 2^31 - 1. With temp == NULL it only sizes temp.
 static cudaError_t cub_sum(void *temp, size_t *bytes, const float *d_in, float *d_out, size_t n)
 {
     if (n <= 0x7FFFFFFF) return cub::DeviceReduce::Sum(temp, *bytes, d_in, d_out, (int)n, 0);
@@ -177,116 +83,74 @@ static void reduce_thrust(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { write_zero(d_out); return; }
     thrust::device_ptr<const float> p = thrust::device_pointer_cast(d_in);
-    // Returns a host float: inside, cudaMalloc of temp storage, CUB's kernels,
-    // a copy to the host, a stream sync, and cudaFree (which syncs the device).
+    // A host float back: cudaMalloc, CUB's kernels, a copy and a sync, cudaFree (a device sync).
     float sum = thrust::reduce(thrust::device, p, p + n);
-    // Only for the harness, which reads *d_out. From pageable memory the copy is
-    // staged before the call returns, so the local variable may then go.
+    // For the harness, which reads *d_out; the copy from pageable memory is staged before it returns.
     CUDA_CHECK(cudaMemcpyAsync(d_out, &sum, sizeof(float), cudaMemcpyHostToDevice, 0));
 }
 
 static void reduce_cublas_asum(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { write_zero(d_out); return; }
-    // sum |x[i]|, 64-bit n. Pointer mode device (set in run): the result goes
-    // straight to d_out and the call does not wait for it.
+    // sum |x[i]|, 64-bit n. Pointer mode device (set in run): straight to d_out, no wait.
     CUBLAS_CHECK(cublasSasum_64(g_cublas, (int64_t)n, d_in, 1, d_out));
 }
 
 #if HAVE_DETERMINISM
-// One call, 32-bit count when n fits (as cub_sum does).
-#define CCCL_SUM(d_in, d_out, n, env)                                                     \
-    ((n) <= 0x7FFFFFFF ? cub::DeviceReduce::Sum((d_in), (d_out), (int)(n), (env))          \
-                       : cub::DeviceReduce::Sum((d_in), (d_out), (unsigned long long)(n), (env)))
-
+// One call at the level env asks for, an int count when n fits (as cub_sum); n == 0 zeroes *d_out.
+#define CCCL_SUM(d_in, d_out, n, env)                                                          \
+    ((n) == 0 ? cudaMemsetAsync((d_out), 0, sizeof(float), 0)                                   \
+     : (n) <= 0x7FFFFFFF ? cub::DeviceReduce::Sum((d_in), (d_out), (int)(n), (env))             \
+                         : cub::DeviceReduce::Sum((d_in), (d_out), (unsigned long long)(n), (env)))
 static void reduce_cccl_not_guaranteed(const float *d_in, size_t n, float *d_out)
 {
-    if (n == 0) { write_zero(d_out); return; }
-    CUDA_CHECK(CCCL_SUM(d_in, d_out, n, CCCL_ENV(not_guaranteed))); // a memset of *d_out, then one kernel
+    CUDA_CHECK(CCCL_SUM(d_in, d_out, n, CCCL_ENV(not_guaranteed))); // a memset, one kernel with atomics
 }
 static void reduce_cccl_run_to_run(const float *d_in, size_t n, float *d_out)
 {
-    if (n == 0) { write_zero(d_out); return; }
     CUDA_CHECK(CCCL_SUM(d_in, d_out, n, CCCL_ENV(run_to_run))); // the default's two kernels
 }
 static void reduce_cccl_gpu_to_gpu(const float *d_in, size_t n, float *d_out)
 {
-    if (n == 0) { write_zero(d_out); return; }
     CUDA_CHECK(CCCL_SUM(d_in, d_out, n, CCCL_ENV(gpu_to_gpu))); // a reproducible accumulator
 }
 // The one-line form: no resource given, so CUB allocates and frees per call.
 static void reduce_cccl_not_guaranteed_alloc(const float *d_in, size_t n, float *d_out)
 {
-    if (n == 0) { write_zero(d_out); return; }
     CUDA_CHECK(CCCL_SUM(d_in, d_out, n, cuda::execution::require(cuda::execution::determinism::not_guaranteed)));
 }
 #endif
-
-static int ours_stream(size_t n) { return (double)n * sizeof(float) <= STREAM_BELOW_L2 * (double)g_dev.l2_bytes; }
-
-// Lesson 12's grid rule: a full GPU's worth of blocks, but none that would
-// find no tile (4 * TILE floats) to read. Where the input is larger than
-// 2 x L2, up to OVERSUBSCRIBE times as many, which wait their turn: measured
-// faster there (notes: "More blocks than fit"). A block of the fixed finish
-// waits for its counter's answer before it exits, so that kernel takes extra
-// blocks only while each still reads FIXED_MIN_TILES tiles or more.
-static int ours_grid(size_t n, int waits)
-{
-    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE), factor = 1;
-    if (!ours_stream(n)) {
-        factor = OVERSUBSCRIBE;
-        size_t keep = wanted / ((size_t)g_max_blocks * FIXED_MIN_TILES);
-        if (waits && keep < factor) factor = keep > 1 ? keep : 1;
-    }
-    size_t most = (size_t)g_max_blocks * factor;
-    return wanted < most ? (int)wanted : (int)most;
-}
-
-static void reduce_ours_atomic(const float *d_in, size_t n, float *d_out)
-{
-    write_zero(d_out); // the atomics add into it; n == 0 ends here
-    if (n == 0) return;
-    reduce_atomic_kernel<<<ours_grid(n, 0), BLOCK_SIZE>>>(d_in, n, d_out, ours_stream(n));
-    CUDA_CHECK_LAST();
-}
-
-static void reduce_ours_fixed(const float *d_in, size_t n, float *d_out)
-{
-    if (n == 0) { write_zero(d_out); return; }
-    reduce_fixed_kernel<<<ours_grid(n, 1), BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out, ours_stream(n));
-    CUDA_CHECK_LAST();
-}
 
 // ---- main -----------------------------------------------------------------
 
 static const LessonInfo info = {"14_libraries", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
 
-// One run for one set of options. main() calls it once for every combination
-// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+// One run per combination of the listed -n, -s, -d, --offset and -b values.
 static int run(Options opt)
 {
-    Input in = make_input(&opt);
+    Input in = make_input(&opt); // also reads the SM count into g_dev
     static int said; // the one-line note about CUB, once per process
     if (!said++)
-        fprintf(opt.csv ? stderr : stdout, "# CUB %d.%d.%d: %s\n", CUB_VERSION / 100000, CUB_VERSION / 100 % 1000,
-                CUB_VERSION % 100,
+        fprintf(opt.csv ? stderr : stdout, "# CUB %d.%d.%d: %s\n", CUB_VERSION / 100000, CUB_VERSION / 100 % 1000, CUB_VERSION % 100,
                 HAVE_DETERMINISM ? "cccl_* rows: determinism levels through an execution environment"
                                  : "cccl_* rows skipped (they need CUB 3.1 or newer: make lesson14 CCCL_HOME=DIR)");
 
+    // One grid for both finishes, so that they read alike: the fixed kernel's.
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_kernel, BLOCK_SIZE, 0));
+    if (per_sm < 1) per_sm = 1;
+    g_max_blocks = g_dev.sm_count * per_sm;
+    if (!opt.csv)
+        printf("grid: %d SMs x %d resident blocks = at most %d blocks of %d threads\n", g_dev.sm_count, per_sm,
+               g_max_blocks, BLOCK_SIZE);
+    CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g_retired, sizeof(unsigned int)));
+    CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
     // Everything a library needs besides the call itself, outside the timer.
     CUDA_CHECK(cub_sum(NULL, &g_cub_temp_bytes, in.d_in, NULL, in.n)); // query only
     CUDA_CHECK(cudaMalloc(&g_cub_temp, g_cub_temp_bytes > 0 ? g_cub_temp_bytes : 1));
     CUBLAS_CHECK(cublasCreate(&g_cublas));
     CUBLAS_CHECK(cublasSetPointerMode(g_cublas, CUBLAS_POINTER_MODE_DEVICE));
-    int per_sm = 0, per_sm_atomic = 0; // one grid rule for both, as in lesson 12
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_kernel, BLOCK_SIZE, 0));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_atomic, reduce_atomic_kernel, BLOCK_SIZE, 0));
-    if (per_sm_atomic < per_sm) per_sm = per_sm_atomic;
-    if (per_sm < 1) per_sm = 1;
-    g_max_blocks = g_dev.sm_count * per_sm;
-    CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * OVERSUBSCRIBE * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g_retired, sizeof(unsigned int)));
-    CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
 #if HAVE_DETERMINISM
     scratch_sizing(); // one untimed call of each level sizes the scratch for this n
     reduce_cccl_not_guaranteed(in.d_in, in.n, g_out);
@@ -300,13 +164,11 @@ static int run(Options opt)
     abs_in.expected = in.sum_abs;
     abs_in.tol = tolerance_for(in.sum_abs, in.sum_abs); // a sum of positives rounds even for ints above 2^24
 
-    // Like beside like: each library call next to the kernel with its guarantee,
-    // all timed in turns (round k starts with variant k % count), so that no
-    // variant always runs first and every one sees the same clock and L2 state.
+    // Timed in turns (round k starts with variant k % count): the same clock and L2 state for all.
     SumVariant v[] = {
         {"cub", reduce_cub, &in},
-        {"ours_fixed", reduce_ours_fixed, &in},
-        {"ours_atomic", reduce_ours_atomic, &in},
+        {"ours_fixed", reduce_gpu, &in},
+        {"ours_atomic", reduce_atomic, &in},
 #if HAVE_DETERMINISM
         {"cccl_run_to_run", reduce_cccl_run_to_run, &in},
         {"cccl_not_guaranteed", reduce_cccl_not_guaranteed, &in},
@@ -335,3 +197,153 @@ static int run(Options opt)
 }
 
 int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }
+
+// ---- unchanged from lesson 12 --------------------------------------------
+
+// (a) atomic. Any grid of BLOCK_SIZE-thread blocks; together they read
+// in[0..n) once (thread_sum). Each block adds its sum into *out, which must
+// hold 0 before the launch: one atomicAdd per block.
+__global__ void reduce_atomic_kernel(const float *in, size_t n, float *out)
+{
+    float v = block_sum(thread_sum(in, n)); // every thread calls block_sum
+    if (threadIdx.x == 0) atomicAdd(out, v); // one atomic per block, in whatever order blocks finish
+}
+
+// Counts the calling block done; returns the count before it. atomicInc(p, m)
+// stores (old >= m ? 0 : old + 1): the blocks see 0..m in some order, and the
+// one that sees m also puts the counter back to 0 for the next launch.
+//   release  the partial stored before the count is visible to all who see it;
+//   acquire  the block that sees m sees every partial stored before the counts.
+// One atom.acq_rel does both (sm_70+). Older GPUs (CUDA 12 still builds for
+// them) need a full fence on each side of a plain atomicInc.
+__device__ unsigned int count_done(unsigned int *retired, unsigned int m)
+{
+    unsigned int old;
+#if __CUDA_ARCH__ < 700
+    __threadfence();                   // release: the partial before the count
+    old = atomicInc(retired, m);
+    if (old == m) __threadfence();     // acquire: the partials after the count
+#else
+    // atom.global takes a global-space address: convert the generic pointer.
+    size_t g = __cvta_generic_to_global(retired);
+    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(g), "r"(m) : "memory");
+#endif
+    return old;
+}
+
+// (b) fixed. Any grid of BLOCK_SIZE-thread blocks, reading in[0..n) once. Each
+// block stores its sum in partials[blockIdx.x]; the last block to count itself
+// adds partials[0..gridDim.x) in index order into *out. *retired must be 0
+// before the first launch; each launch leaves it 0.
+__global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out)
+{
+    __shared__ bool last; // is this block the last one to count itself?
+    float v = block_sum(thread_sum(in, n)); // every thread calls block_sum
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = v;
+        last = (count_done(retired, gridDim.x - 1) == gridDim.x - 1);
+    }
+    __syncthreads(); // hands `last`, and what thread 0 acquired, to the whole block
+    if (!last) return; // the same for every thread of the block: no barrier below is split
+    // Partials t, t + BLOCK_SIZE, ... in index order, then the same tree: which
+    // block is last varies, the order of the additions does not. __ldcg (read at
+    // L2, not L1) orders nothing: the acquire in count_done makes them visible.
+    v = 0.0f;
+    for (unsigned int b = threadIdx.x; b < gridDim.x; b += BLOCK_SIZE) v += __ldcg(&partials[b]);
+    v = block_sum(v); // block_sum's slots are free again: warp 0 read them before the barrier above
+    if (threadIdx.x == 0) *out = v;
+}
+
+// The fixed finish: lesson 11's launcher with its second launch gone (the last
+// block adds the partials). Both finishes take lesson 11's grid, from n and
+// the GPU only, never from timing.
+static void reduce_gpu(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { // the sum of nothing is 0; nothing to launch
+        CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
+        return;
+    }
+    // A full GPU's worth of blocks, but none that would find no tile at all
+    // (one round of TILE float4s, 4 * TILE floats; n = 1000 gets 1 block).
+    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
+    int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
+    reduce_fixed_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch
+    CUDA_CHECK_LAST();
+}
+
+static void reduce_atomic(const float *d_in, size_t n, float *d_out)
+{
+    CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); // the blocks add into it
+    if (n == 0) return;
+    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // the same grid as reduce_gpu's
+    int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
+    reduce_atomic_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, d_out);
+    CUDA_CHECK_LAST();
+}
+
+// The sum of v over the 32 lanes of this warp, in lane 0 (the other lanes
+// end with partial sums). At each step lane k adds the value of lane
+// k + offset: offsets 16, 8, 4, 2, 1 halve the live values, as the tree did,
+// but register to register. __shfl_down_sync waits for the lanes FULL_MASK
+// names, so all 32 must call it; a lane whose k + offset is past 31 gets its
+// own value back, and that only lands in lanes whose sums nobody reads.
+__device__ float warp_sum(float v)
+{
+    for (int offset = 16; offset > 0; offset >>= 1) // constant trip count: fully unrolled
+        v += __shfl_down_sync(FULL_MASK, v, offset);
+    return v;
+}
+
+// The sum of v over the block, in thread 0. Every thread of the block must
+// call it: all lanes of every warp shuffle, and all reach the barrier.
+__device__ float block_sum(float v)
+{
+    __shared__ float warp_sums[WARPS]; // one slot per warp, not one per thread
+    unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    v = warp_sum(v);
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads(); // the one barrier: every warp's slot written before warp 0 reads them
+    if (warp == 0) // the whole of warp 0: its 32 lanes shuffle together
+        v = warp_sum(lane < WARPS ? warp_sums[lane] : 0.0f); // lanes past the last warp add 0
+    // No barrier at the end: a second call must come after one (reduce_fixed_kernel).
+    return v;
+}
+
+// This thread's share of in[0..n), lesson 11's: a scalar head and tail (0..3
+// floats each, block 0's first threads) and a 16-byte aligned float4 body.
+__device__ float thread_sum(const float *in, size_t n)
+{
+    // Floats before the first 16-byte boundary: in is 4-byte aligned, so its
+    // address mod 16 is 0, 4, 8 or 12 and head is 0, 3, 2 or 1 (never more than n).
+    size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / sizeof(float);
+    if (head > n) head = n;
+    size_t nvec = (n - head) / 4;            // whole float4s in the body
+    size_t tail = n - head - 4 * nvec;       // 0..3 floats left after the body
+    const float4 *body = (const float4 *)(in + head); // 16-byte aligned; read only when nvec > 0
+
+    float sum = 0.0f;
+    if (blockIdx.x == 0 && threadIdx.x < head) sum += in[threadIdx.x];
+    if (blockIdx.x == 0 && threadIdx.x < tail) sum += in[head + 4 * nvec + threadIdx.x];
+
+    // size_t: nvec may pass 2^31. The loop runs while all UNROLL of this
+    // thread's float4s exist; the last, partial round is guarded load by load.
+    size_t i = (size_t)blockIdx.x * TILE + threadIdx.x;
+    const size_t stride = (size_t)gridDim.x * TILE;
+    for (; i + (UNROLL - 1) * BLOCK_SIZE < nvec; i += stride) {
+        float4 v[UNROLL];
+        // __ldg: the input is not written while the kernel runs, so its loads
+        // may take the read-only (non-coherent) path: ld.global.nc in the PTX.
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) v[u] = __ldg(&body[i + u * BLOCK_SIZE]); // independent: all in flight
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+        if (i + u * BLOCK_SIZE < nvec) {
+            float4 v = __ldg(&body[i + u * BLOCK_SIZE]);
+            sum += (v.x + v.y) + (v.z + v.w);
+        }
+    }
+    return sum;
+}

@@ -1,69 +1,36 @@
 /*
  * Lesson 17: row reduction -- one sum per row of a matrix, in one launch.
  *
- * What changed since lesson 16: the answer is one float per row of a
- * rows x cols row-major matrix, the shape softmax, layernorm and losses need.
- * Which threads share a row depends on its length, so that every warp keeps
- * several whole, coalesced loads in flight whatever the shape:
- *   narrow rows (at most 32 loads, e.g. up to 128 floats): G lanes per row, so
- *     one load of a warp covers 32/G whole rows, and several such loads fly;
- *   medium rows (up to WARP_MAX_COLS floats): a warp per row, no barrier;
- *   long rows: a block per row, or several when there are too few rows to fill
- *     the GPU (lesson 12's last-block-done, one counter per row).
- * As in lesson 14's copies of lesson 12, a matrix of up to 2 x L2 is read
- * evict-first. Every row sum is checked (ints: exactly) and timed against
- * cub::DeviceSegmentedReduce::Sum.
- *
+ * What changed: one float per row of a rows x cols row-major matrix, the
+ * shape softmax, layernorm and losses need. Who shares a row depends on its
+ * length, so that every warp keeps whole, coalesced loads in flight: narrow
+ * rows (at most 32 loads) get G lanes each, one warp load covering 32/G rows;
+ * medium rows (up to WARP_MAX_COLS floats) a warp; long rows a block, or
+ * several when too few rows fill the GPU (lesson 12's last block done, a
+ * counter per row). Timed against cub::DeviceSegmentedReduce::Sum.
  * The flaw that remains: one GPU. Lesson 18 spreads the work over several.
  *
- *     make lesson17 && ./lesson17   # widths 1 2 3 8 32 100 1000 4096 2^16 2^20
- *                                   # (at least 2^26 floats each), and 1000x1001
- *     ./lesson17 -m 1000 -k 1001    # one shape (-m ROWS -k COLS)
- *     ./lesson17 -n 2^20+3 --check  # N floats as rows of 1, 3, 32, 1000 and 4096 (last row short), and 1xN
+ *     make lesson17 && ./lesson17   # widths 1 .. 2^20 (2^26 floats each), then 1000x1001
+ *     ./lesson17 -m 1000 -k 1001    # one shape;  ./lesson17 -n 2^20+3 --check: N floats six ways
  */
 #include "harness.h"
+#include "rows.h" // Shape, the shape list, the exact per-row check, run_rows (host only)
 #include <cub/device/device_segmented_reduce.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
-// Every knob can be changed when building: make -B lesson17 EXTRA="-DGROUP_BYTES=64".
-#ifndef GROUP_BYTES
-#define GROUP_BYTES 128    // narrow rows: bytes a lane loads before it adds any (8 float4s or 32 floats)
-#endif
-#ifndef GROUP_MAX_SLOTS
-#define GROUP_MAX_SLOTS 32 // narrow rows: rows of at most this many loads (one per lane, so <= 32)
-#endif
-#ifndef UNROLL
-#define UNROLL 8           // medium and long rows: float4 loads in flight per thread (above 8: more
-#endif                     // than 64 registers, and -b 1024 may no longer launch)
-#ifndef WARP_MAX_COLS
-#define WARP_MAX_COLS 2048 // medium rows: up to this many floats a warp each; longer, a block
-#endif
-#ifndef ROW_WAVES
-#define ROW_WAVES 1        // long rows: split them until the blocks fill this many waves of resident blocks
-#endif
-// Matrices up to this many times the L2 size are read with __ldcs (evict-first,
-// the rule of lesson 14's copies of lesson 12: the lines they bring in are the
-// first to go, instead of the flush buffer's dirty ones); larger ones with
-// __ldg. 0: __ldg always.
-#ifndef STREAM_BELOW_L2
-#define STREAM_BELOW_L2 2
-#endif
-#if GROUP_BYTES % 16 || GROUP_BYTES < 16 || GROUP_MAX_SLOTS > 32
-#error "GROUP_BYTES: a multiple of 16; GROUP_MAX_SLOTS: at most 32"
-#endif
+// The one configuration, each value from the measurement named (how to repeat it: lab/17_row_splits.md).
+#define GROUP_BYTES 128    // narrow rows: bytes a lane loads before adding (results/tune-lesson17-nvidia-h200.txt)
+#define GROUP_MAX_SLOTS 32 // narrow rows: at most this many loads, one a lane (results/tune-lesson17-nvidia-h200.txt)
+#define UNROLL 8           // medium, long rows: float4s in flight a thread (results/tune-lesson17-nvidia-h200.txt)
+#define WARP_MAX_COLS 2048 // medium rows: up to this many floats, a warp each (results/tune-lesson17-nvidia-h200.txt)
+#define STREAM_BELOW_L2 2  // up to this x L2: evict-first __ldcs, else __ldg (results/tune-lesson12-nvidia-h200.txt)
 #define FULL_MASK 0xffffffffu // all 32 lanes take part in every shuffle below
-#define MAX_SHAPES 11
-#define CHECK_ROWS ((size_t)1 << 20) // rows the host checks at a time
+static_assert(GROUP_BYTES % 16 == 0 && GROUP_BYTES >= 16 && GROUP_MAX_SLOTS <= 32, "GROUP_BYTES / 16, slots <= 32");
+static __device__ float warp_sum(float v);                                        // lesson 12's, at the bottom
+static __device__ unsigned int count_done(unsigned int *retired, unsigned int m); // lesson 12's, at the bottom
 
-// ---- kernel ---------------------------------------------------------------
-
-// Full mask: every lane of the warp calls this together.
-__device__ __forceinline__ float warp_sum(float v)
-{
-    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(FULL_MASK, v, off);
-    return v;
-}
+// ---- kernels --------------------------------------------------------------
 
 // Row r is in[r*cols, min((r+1)*cols, n)): the last row may be short.
 __device__ __forceinline__ size_t row_length(size_t r, size_t cols, size_t n)
@@ -72,8 +39,7 @@ __device__ __forceinline__ size_t row_length(size_t r, size_t cols, size_t n)
     return n - start < cols ? n - start : cols;
 }
 
-// V floats from p (V = 4, 2 or 1; p aligned to 4V bytes), unused fields 0.
-// stream: evict-first loads (__ldcs) instead of __ldg.
+// V floats from p (V = 4, 2 or 1; p aligned to 4V bytes), the rest 0; stream: __ldcs, else __ldg.
 __device__ __forceinline__ float4 load_vec(const float *p, int V, int stream)
 {
     if (V == 4) return stream ? __ldcs((const float4 *)p) : __ldg((const float4 *)p);
@@ -88,17 +54,11 @@ __device__ __forceinline__ float vec_total(float4 v, int V)
     return V == 4 ? (v.x + v.y) + (v.z + v.w) : V == 2 ? v.x + v.y : v.x;
 }
 
-// Narrow rows. A row of cols floats is `slots` loads of V floats; it gets
-// G = 2^lg lanes (the smallest power of two >= slots), one load each, so one
-// load of the warp covers 32/G whole neighbouring rows, a row-group: at 32
-// floats, 8 lanes x float4, 4 rows. A trip loads U = GROUP_BYTES / (4V)
-// neighbouring row-groups before it adds anything (lesson 11's rule, with the
-// same bytes in flight whatever V), adds each row within its G lanes, and
-// the group's first lane writes the sum. Every lane loads and reaches every
-// shuffle (they need all 32); a lane with nothing of its own to load (a
-// spare lane of a row of fewer than G loads, or a row past the last one)
-// reads an address inside the matrix and adds 0 instead. No branch around
-// the loads: they stay a straight run of independent instructions.
+// A row of cols floats is `slots` loads of V floats; it gets G = 2^lg lanes (the smallest power
+// of two >= slots), one load each, so one warp load covers 32/G whole rows, a row-group (at 32
+// floats: 8 lanes x float4, 4 rows). A trip loads U = GROUP_BYTES / (4V) row-groups before it adds
+// any, then adds each row within its G lanes. A lane with nothing of its own to load still loads
+// (inside the matrix) and adds 0: no branch splits the run of loads, and every lane shuffles.
 __device__ __forceinline__ void group_rows(const float *in, size_t n, size_t rows, size_t cols, int lg, float *out,
                                            const int V, const int stream)
 {
@@ -108,8 +68,7 @@ __device__ __forceinline__ void group_rows(const float *in, size_t n, size_t row
     size_t warps = ((size_t)gridDim.x * blockDim.x) >> 5;
     unsigned int per_group = 32u >> lg, per_trip = per_group * U, slots = (unsigned int)cols / V;
     size_t full = n / cols < rows ? n / cols : rows; // rows of full length (cols > 0: the launcher)
-    // Offsets inside one trip stay below U x 32 x V floats (a row has at most
-    // G x V of them): 32-bit arithmetic, a couple of instructions per load.
+    // Offsets inside a trip stay below U x 32 x V floats: 32-bit arithmetic, a few instructions a load.
     unsigned int spare = k >= slots, kv = (spare ? slots - 1 : k) * V; // a spare lane reloads the row's last slot
     unsigned int mine = g * (unsigned int)cols + kv, step = per_group * (unsigned int)cols;
     // p: row `first` (it exists, so every lane may load from it); o: where its sum goes.
@@ -125,8 +84,7 @@ __device__ __forceinline__ void group_rows(const float *in, size_t n, size_t row
         float s[GROUP_BYTES / 4];
 #pragma unroll
         for (int u = 0; u < U; u++) s[u] = !spare && u * per_group + g < left ? vec_total(v[u], V) : 0.0f;
-        // A group is an aligned run of G lanes, so lane ^ off (off < G) stays
-        // inside it; afterwards every lane of the group holds its row's sum.
+        // A group is an aligned run of G lanes: lane ^ off (off < G) stays inside it.
         for (int off = (1 << lg) >> 1; off > 0; off >>= 1)
 #pragma unroll
             for (int u = 0; u < U; u++) s[u] += __shfl_xor_sync(FULL_MASK, s[u], off);
@@ -144,15 +102,14 @@ __device__ __forceinline__ void group_rows(const float *in, size_t n, size_t row
     }
 }
 
-// vec: 4 when every row starts on a 16-byte boundary, else 2 or 1 (the
-// launcher checks). Six copies of the loop, with V and the kind of load
-// constants in each: no run-time choice is left between the loads.
-// __launch_bounds__(1024): -b goes up to 1024 threads a block, so the loop
-// must fit in 64 registers a thread.
+// Narrow rows (at most GROUP_MAX_SLOTS loads of vec floats, vec = 4 only if
+// every row starts 16-byte aligned): any grid of whole warps, striding over
+// trips of row-groups; each lane reads its loads, each group's first lane
+// writes out[r]. Any n. __launch_bounds__: -b 1024 needs <= 64 registers.
 __global__ void __launch_bounds__(1024) rows_group_kernel(const float *in, size_t n, size_t rows, size_t cols, int vec,
                                                           int lg, int stream, float *out)
 {
-    switch (2 * vec + (stream != 0)) {
+    switch (2 * vec + (stream != 0)) { // six copies of the loop, V and the load kind constant in each
     case 8: group_rows(in, n, rows, cols, lg, out, 4, 0); break;
     case 9: group_rows(in, n, rows, cols, lg, out, 4, 1); break;
     case 4: group_rows(in, n, rows, cols, lg, out, 2, 0); break;
@@ -162,11 +119,8 @@ __global__ void __launch_bounds__(1024) rows_group_kernel(const float *in, size_
     }
 }
 
-// This thread's share of p[0..len), summed by `count` threads of which this is
-// number t: scalar head up to the first 16-byte boundary (rows start anywhere:
-// cols may be odd, --offset may be set), float4 body, scalar tail. Each trip
-// issues all UNROLL loads before adding; loads past the end give zeros, so a
-// short row still has its loads in flight together.
+// Thread t of `count`'s share of p[0..len): scalar head to a 16-byte boundary (rows start anywhere),
+// float4 body, scalar tail. A trip issues all UNROLL loads before adding; past the end they give 0.
 __device__ __forceinline__ float range_sum(const float *p, size_t len, unsigned int t, unsigned int count, int stream)
 {
     size_t head = ((16 - ((uintptr_t)p & 15)) & 15) / 4;
@@ -189,22 +143,10 @@ __device__ __forceinline__ float range_sum(const float *p, size_t len, unsigned 
     return s;
 }
 
-// The block's sum, valid in thread 0; one shared slot per warp.
-__device__ __forceinline__ float block_sum(float v)
-{
-    __shared__ float slot[32];
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    v = warp_sum(v);
-    if (lane == 0) slot[warp] = v;
-    __syncthreads(); // all slots written before warp 0 reads them
-    if (warp == 0) v = warp_sum(lane < (int)(blockDim.x >> 5) ? slot[lane] : 0.0f);
-    return v;
-}
-
-// Medium rows: warp w sums rows w, w + warps, ... The loop bound is the same
-// for all 32 lanes, so every lane reaches the full-mask shuffles.
-__global__ void rows_warp_kernel(const float *in, size_t n, size_t rows, size_t cols,
-                                                         int stream, float *out)
+// Medium rows: any grid of whole warps; warp w sums rows w, w + warps, ...
+// with range_sum's loads, and its lane 0 writes out[r]. The loop bound is the
+// same for all 32 lanes, so every lane reaches the full-mask shuffles.
+__global__ void rows_warp_kernel(const float *in, size_t n, size_t rows, size_t cols, int stream, float *out)
 {
     unsigned int lane = threadIdx.x & 31;
     size_t warp = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -215,30 +157,26 @@ __global__ void rows_warp_kernel(const float *in, size_t n, size_t rows, size_t 
     }
 }
 
-// Lesson 12's counter: an atomicInc that releases (the partial this thread
-// stored is visible before its count) and acquires (the block that sees m
-// sees every partial), and wraps back to 0 for the next launch. Returns the old count.
-__device__ unsigned int count_done(unsigned int *counter, unsigned int m)
+// differs from lesson 12's: the block size is chosen at run time (-b), so the slots are sized for the most warps, 32
+__device__ float block_sum(float v)
 {
-#if __CUDA_ARCH__ < 700
-    __threadfence();
-    unsigned int old = atomicInc(counter, m);
-    if (old == m) __threadfence();
-    return old;
-#else
-    unsigned int old;
-    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(counter), "r"(m) : "memory");
-    return old;
-#endif
+    __shared__ float warp_sums[32]; // one slot per warp, not one per thread
+    unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    v = warp_sum(v);
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads(); // the one barrier: every warp's slot written before warp 0 reads them
+    if (warp == 0) // the whole of warp 0: its 32 lanes shuffle together
+        v = warp_sum(lane < blockDim.x / 32 ? warp_sums[lane] : 0.0f); // lanes past the last warp add 0
+    // No barrier at the end: a second call must come after one (rows_block_kernel).
+    return v;
 }
 
-// Long rows: block b sums chunk b % chunks of row b / chunks. One chunk per
-// row: it writes the row's sum. Several: the row's last block to finish adds
-// the row's partials in chunk order, so the result does not depend on which
-// block finished last (bitwise the same every run).
-__global__ void rows_block_kernel(const float *in, size_t n, size_t cols, unsigned int chunks,
-                                                          size_t chunk_len, int stream, float *partials,
-                                                          unsigned int *counters, float *out)
+// Long rows: grid rows x chunks blocks; block b sums chunk b % chunks of row
+// b / chunks. One chunk: thread 0 writes out[row]. Several: each block stores
+// its partial, and the row's last block adds them in chunk order (the same
+// bits whichever block is last) and writes out[row].
+__global__ void rows_block_kernel(const float *in, size_t n, size_t cols, unsigned int chunks, size_t chunk_len,
+                                  int stream, float *partials, unsigned int *counters, float *out)
 {
     size_t row = blockIdx.x / chunks, first = (size_t)(blockIdx.x % chunks) * chunk_len;
     size_t len = row_length(row, cols, n);
@@ -264,19 +202,12 @@ __global__ void rows_block_kernel(const float *in, size_t n, size_t cols, unsign
 
 // ---- launch ---------------------------------------------------------------
 
-typedef struct { size_t rows, cols, n; } Shape; // n = elements; the last row holds n - (rows-1)*cols
-static Shape shape(size_t rows, size_t cols, size_t n)
-{
-    Shape s = {rows, cols, n};
-    return s;
-}
-static int g_block, g_group_blocks, g_warp_blocks, g_row_blocks; // SMs x resident blocks of each kernel
-static float *g_partials;
-static unsigned int *g_counters;
+static int g_block, g_group_blocks, g_warp_blocks, g_row_blocks; // block size; one wave of each kernel's blocks
+static float *g_partials;         // the split rows' partials, one per block
+static unsigned int *g_counters;  // one blocks-done counter per split row, zeroed once in run()
 
-// Which kernel sums the rows of s. For narrow rows also the load width (4
-// only if every row start r * cols is 16-byte aligned: cols % 4 == 0 and an
-// aligned matrix; --offset breaks the latter) and log2 of the lanes per row.
+// Which kernel sums the rows of s; for narrow rows also the load width (4 only if every
+// row start is 16-byte aligned: cols % 4 == 0, no --offset) and log2 of the lanes per row.
 enum { PATH_GROUP, PATH_WARP, PATH_BLOCK };
 static int path_for(Shape s, const float *d_in, int *vec, int *lg)
 {
@@ -288,25 +219,22 @@ static int path_for(Shape s, const float *d_in, int *vec, int *lg)
     return PATH_GROUP;
 }
 
-// Enough blocks for `warps` warps of work, but at most one wave of resident
-// blocks: the group and warp kernels loop over whatever is left.
+// Blocks for `warps` warps of work, at most one wave: the group and warp kernels loop over the rest.
 static unsigned int blocks_for(size_t warps, int wave)
 {
     size_t per_block = (size_t)g_block / 32, want = (warps + per_block - 1) / per_block;
     return want < (size_t)wave ? (unsigned int)want : (unsigned int)wave;
 }
 
-// How many blocks share a long row: enough for ROW_WAVES full waves of
-// resident blocks when rows are few, but never less than one UNROLL trip per
-// thread.
+// How many blocks share a long row: with fewer rows than a wave of resident blocks, k = wave / rows
+// rounded down (rows x k <= one wave), at least one UNROLL trip per thread. More waves, or k rounded
+// up, were no faster (results/tune-lesson17-rowwaves-nvidia-h200.txt, lab/17_row_splits.md).
 static unsigned int chunks_for(Shape s, size_t *chunk_len)
 {
     *chunk_len = s.cols;
     if (s.rows == 0 || s.cols == 0) return 1;
-    size_t blocks = (size_t)ROW_WAVES * g_row_blocks;
-    size_t want = s.rows < blocks ? blocks / s.rows : 1;
-    size_t min_chunk = (size_t)g_block * 4 * UNROLL;
-    size_t most = (s.cols + min_chunk - 1) / min_chunk;
+    size_t want = s.rows < (size_t)g_row_blocks ? (size_t)g_row_blocks / s.rows : 1;
+    size_t min_chunk = (size_t)g_block * 4 * UNROLL, most = (s.cols + min_chunk - 1) / min_chunk;
     if (want > most) want = most;
     if (want < 1) want = 1;
     *chunk_len = ((s.cols + want - 1) / want + 3) / 4 * 4; // multiple of 4: chunks keep the row's alignment
@@ -331,200 +259,61 @@ static void rows_gpu(const float *d_in, Shape s, float *d_out)
     } else {
         size_t chunk_len;
         unsigned int chunks = chunks_for(s, &chunk_len);
+        // rows x chunks < 2^31: one wave if split, else a block per row of > 2048 floats (2^31 rows: 16 TiB)
         rows_block_kernel<<<(unsigned int)(s.rows * chunks), g_block>>>(d_in, s.n, s.cols, chunks, chunk_len, stream,
                                                                         g_partials, g_counters, d_out);
     }
     CUDA_CHECK_LAST();
 }
 
-// CUB wants each segment's begin and end offsets; these iterators compute
-// them on the fly (no offsets array for CUB to read on top of the data).
+// CUB wants each row's begin and end offsets: computed on the fly, no array to read beside the matrix.
 struct RowBegin { long long cols; __host__ __device__ long long operator()(long long r) const { return r * cols; } };
 struct RowEnd {
     long long cols, n;
     __host__ __device__ long long operator()(long long r) const { return (r + 1) * cols < n ? (r + 1) * cols : n; }
 };
-static void *g_cub_temp;
-static size_t g_cub_bytes;
+static void *g_cub_temp;   // CUB's scratch; while NULL, rows_cub only asks CUB how much it needs
+static size_t g_cub_bytes; // the most any shape has asked for
 
-static void rows_cub(void *temp, size_t *bytes, const float *d_in, Shape s, float *d_out)
+static void rows_cub(const float *d_in, Shape s, float *d_out)
 {
+    if (s.rows == 0) return; // no rows, nothing to ask CUB
     thrust::counting_iterator<long long> r0(0);
     RowBegin b = {(long long)s.cols};
     RowEnd e = {(long long)s.cols, (long long)s.n};
-    CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(temp, *bytes, d_in, d_out, (int64_t)s.rows,
+    size_t bytes = g_cub_bytes;
+    CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(g_cub_temp, bytes, d_in, d_out, (int64_t)s.rows,
                                                thrust::make_transform_iterator(r0, b),
                                                thrust::make_transform_iterator(r0, e)));
+    if (!g_cub_temp && bytes > g_cub_bytes) g_cub_bytes = bytes;
 }
 
 // ---- main -----------------------------------------------------------------
 
-// Exact sums of rows first .. first+count-1: every input is an integer times a
-// power-of-two scale (harness.h), so int64 sums of those integers are exact.
-static void host_rows(const float *h, Shape s, size_t first, size_t count, double scale, int64_t *sum,
-                      int64_t *sum_abs)
-{
-    double inv = 1.0 / scale; // a power of two: multiplying by it is exact
-    for (size_t r = first; r < first + count; r++) {
-        size_t start = r * s.cols, len = s.n - start < s.cols ? s.n - start : s.cols;
-        int64_t a = 0, b = 0;
-        for (size_t c = 0; c < len; c++) {
-            int64_t k = (int64_t)((double)h[start + c] * inv);
-            a += k;
-            b += k < 0 ? -k : k;
-        }
-        sum[r - first] = a;
-        sum_abs[r - first] = b;
-    }
-}
-
-typedef struct { int cub; const float *d_in; Shape s; float *d_out; } RowJob;
-static void rows_poison(void *arg)
-{
-    RowJob *j = (RowJob *)arg;
-    if (j->s.rows) CUDA_CHECK(cudaMemsetAsync(j->d_out, 0xFF, j->s.rows * sizeof(float), 0)); // NaN
-}
-static void rows_work(void *arg)
-{
-    RowJob *j = (RowJob *)arg;
-    size_t bytes = g_cub_bytes;
-    if (j->cub) { if (j->s.rows) rows_cub(g_cub_temp, &bytes, j->d_in, j->s, j->d_out); }
-    else rows_gpu(j->d_in, j->s, j->d_out);
-}
-
-// Host side of the check: a copy of the input, and room for CHECK_ROWS rows'
-// references and results. The references are recomputed for each check, a
-// chunk at a time, so 2^26 one-float rows need no 2^26 int64 pairs on the host.
-typedef struct { const float *h; int64_t *sum, *sum_abs; float *out; } HostCheck;
-
-// Every row must pass the harness rule (ints: equal; uniform: within 1e-5 of
-// its sum |x|). The line shows the worst row (relative to its tolerance).
-static void check_rows(RowJob *j, HostCheck *c, double scale, int exact, Report *r)
-{
-    double worst = -1.0;
-    size_t bad = 0;
-    r->pass = 1;
-    r->result = 0.0f;
-    r->expected = 0.0;
-    r->tol = exact ? -1.0 : 0.0;
-    for (size_t first = 0; first < j->s.rows; first += CHECK_ROWS) {
-        size_t count = j->s.rows - first < CHECK_ROWS ? j->s.rows - first : CHECK_ROWS;
-        CUDA_CHECK(cudaMemcpy(c->out, j->d_out + first, count * sizeof(float), cudaMemcpyDeviceToHost));
-        host_rows(c->h, j->s, first, count, scale, c->sum, c->sum_abs);
-        for (size_t i = 0; i < count; i++) {
-            double want = (double)c->sum[i] * scale, tol = exact ? -1.0 : 1e-5 * (double)c->sum_abs[i] * scale;
-            int ok = check_result(c->out[i], want, tol);
-            double score = ok ? (tol > 0 ? fabs(c->out[i] - want) / tol : 0.0) : INFINITY;
-            if (!ok) bad++;
-            if (score > worst) {
-                worst = score;
-                r->result = c->out[i];
-                r->expected = want;
-                r->tol = tol;
-            }
-        }
-    }
-    if (bad) {
-        r->pass = 0;
-        printf("    %zu of %zu rows wrong\n", bad, j->s.rows);
-    }
-}
-
 static const LessonInfo info = {"17_row_reduction", BLOCK_RUNTIME, 256, NULL};
 
-// One run for one set of options. main() calls it once for every combination
-// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+// One run per combination of the -n, -s, -d, --offset and -b values: every shape (rows.h), ours and CUB's.
 static int run(Options opt)
 {
-    // Default: each width with ceil(2^26 / width) rows, then an odd width (rows misaligned).
-    static const size_t widths[] = {1, 2, 3, 8, 32, 100, 1000, 4096, 1 << 16, 1 << 20};
-    static const size_t n_widths[] = {1, 3, 32, 1000, 4096}; // -n: every path, short last rows
-    const size_t big = (size_t)1 << 26;
     Shape shapes[MAX_SHAPES];
-    int count = 0;
-    g_block = opt.block;
-    if (opt.have_shape) {
-        shapes[count++] = shape(opt.rows, opt.cols, opt.rows * opt.cols);
-    } else if (opt.have_n) { // N elements, six ways; a short last row holds the remainder
-        for (size_t i = 0; i < sizeof n_widths / sizeof n_widths[0]; i++)
-            shapes[count++] = shape((opt.n + n_widths[i] - 1) / n_widths[i], n_widths[i], opt.n);
-        shapes[count++] = shape(1, opt.n, opt.n);
-    } else {
-        for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
-            size_t rows = (big + widths[i] - 1) / widths[i];
-            shapes[count++] = shape(rows, widths[i], rows * widths[i]);
-        }
-        shapes[count++] = shape(1000, 1001, 1001000);
-    }
-    size_t most_n = 0, most_rows = 1;
-    for (int i = 0; i < count; i++) {
-        if (shapes[i].n > most_n) most_n = shapes[i].n;
-        if (shapes[i].rows > most_rows) most_rows = shapes[i].rows;
-    }
-    opt.n = most_n; // one input; every shape reads a prefix of it
+    size_t most_rows;
+    int count = row_shapes(&opt, shapes, &most_rows); // opt.n: the largest shape; each reads a prefix of one input
     Input in = make_input_extra(&opt, most_rows * sizeof(float));
-
-    int occ = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, rows_group_kernel, g_block, 0));
-    g_group_blocks = occ * g_dev.sm_count > 0 ? occ * g_dev.sm_count : 1;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, rows_warp_kernel, g_block, 0));
-    g_warp_blocks = occ * g_dev.sm_count > 0 ? occ * g_dev.sm_count : 1;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, rows_block_kernel, g_block, 0));
-    g_row_blocks = occ * g_dev.sm_count > 0 ? occ * g_dev.sm_count : 1;
-    size_t split_blocks = 1, split_rows = 1; // the most partials and counters a split shape needs
-    for (int i = 0; i < count; i++) {
-        size_t chunk_len;
-        int vec, lg;
-        unsigned int c = path_for(shapes[i], in.d_in, &vec, &lg) == PATH_BLOCK ? chunks_for(shapes[i], &chunk_len) : 1;
-        if (c > 1 && shapes[i].rows * c > split_blocks) split_blocks = shapes[i].rows * c;
-        if (c > 1 && shapes[i].rows > split_rows) split_rows = shapes[i].rows;
-    }
-    CUDA_CHECK(cudaMalloc((void **)&g_partials, split_blocks * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g_counters, split_rows * sizeof(unsigned int)));
-    CUDA_CHECK(cudaMemset(g_counters, 0, split_rows * sizeof(unsigned int))); // once; count_done leaves them 0
+    g_block = opt.block;
+    g_group_blocks = resident_blocks((const void *)rows_group_kernel, g_block);
+    g_warp_blocks = resident_blocks((const void *)rows_warp_kernel, g_block);
+    g_row_blocks = resident_blocks((const void *)rows_block_kernel, g_block);
+    // A split has fewer rows than g_row_blocks, and rows x chunks <= g_row_blocks (chunks_for).
+    CUDA_CHECK(cudaMalloc((void **)&g_partials, g_row_blocks * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g_counters, g_row_blocks * sizeof(unsigned int)));
+    CUDA_CHECK(cudaMemset(g_counters, 0, g_row_blocks * sizeof(unsigned int))); // once; count_done leaves them 0
     float *d_out = NULL;
     CUDA_CHECK(cudaMalloc((void **)&d_out, most_rows * sizeof(float)));
-    for (int i = 0; i < count; i++) {
-        size_t chunk_len, bytes = 0;
-        int vec, lg; // the group and warp kernels loop over rows: any count fits one launch
-        if (path_for(shapes[i], in.d_in, &vec, &lg) == PATH_BLOCK &&
-            shapes[i].rows * chunks_for(shapes[i], &chunk_len) > 0x7fffffffu) {
-            fprintf(stderr, "%s: %zu rows is more than one launch can take\n", info.lesson, shapes[i].rows);
-            exit(2);
-        }
-        if (shapes[i].rows) rows_cub(NULL, &bytes, in.d_in, shapes[i], d_out); // temp storage, outside any timing
-        if (bytes > g_cub_bytes) g_cub_bytes = bytes;
-    }
+    for (int i = 0; i < count; i++) rows_cub(in.d_in, shapes[i], d_out); // g_cub_temp NULL: sizes only, untimed
     CUDA_CHECK(cudaMalloc(&g_cub_temp, g_cub_bytes > 0 ? g_cub_bytes : 1));
-
-    HostCheck hc = {copy_input_to_host(&in), (int64_t *)malloc(CHECK_ROWS * sizeof(int64_t)),
-                    (int64_t *)malloc(CHECK_ROWS * sizeof(int64_t)), (float *)malloc(CHECK_ROWS * sizeof(float))};
-    if (!hc.sum || !hc.sum_abs || !hc.out) { fprintf(stderr, "out of host memory\n"); exit(1); }
-    double scale = input_scale(opt.dist);
-    int exact = opt.dist == DIST_INTS;
-    for (int i = 0; i < count; i++) {
-        Shape s = shapes[i];
-        for (int lib = 0; lib < 2; lib++) {
-            char variant[64];
-            snprintf(variant, sizeof variant, "%s_%zux%zu", lib ? "cub" : "ours", s.rows, s.cols);
-            RowJob j = {lib, in.d_in, s, d_out};
-            Report r = new_report(&opt, variant, s.n, (double)(s.n + s.rows) * sizeof(float)); // read + written
-            rows_poison(&j);
-            rows_work(&j);
-            CUDA_CHECK(cudaDeviceSynchronize());
-            check_rows(&j, &hc, scale, exact, &r);
-            if (!opt.check_only && r.pass) {
-                time_work(&opt, rows_poison, rows_work, &j, &r);
-                check_rows(&j, &hc, scale, exact, &r); // the last timed run
-            }
-            report_result(&opt, &r);
-        }
-    }
-    free(hc.sum);
-    free(hc.sum_abs);
-    free(hc.out);
-    free((void *)hc.h);
+    compare_rows(&opt, &in, shapes, count, d_out, "ours", rows_gpu, "cub", rows_cub); // ours_RxC, cub_RxC
     CUDA_CHECK(cudaFree(g_cub_temp));
+    g_cub_temp = NULL; // the next run sizes it again
     CUDA_CHECK(cudaFree(d_out));
     CUDA_CHECK(cudaFree(g_counters));
     CUDA_CHECK(cudaFree(g_partials));
@@ -533,3 +322,29 @@ static int run(Options opt)
 }
 
 int main(int argc, char **argv) { return run_lesson_shape(argc, argv, &info, run); }
+
+// ---- unchanged from lesson 12 ---------------------------------------------
+
+// The sum of v over this warp's 32 lanes, in lane 0 (lesson 10); all 32 must call it.
+__device__ float warp_sum(float v)
+{
+    for (int offset = 16; offset > 0; offset >>= 1) // constant trip count: fully unrolled
+        v += __shfl_down_sync(FULL_MASK, v, offset);
+    return v;
+}
+
+// Counts a block done (releasing its partial, acquiring the others'); the one that sees m resets it to 0.
+__device__ unsigned int count_done(unsigned int *retired, unsigned int m)
+{
+    unsigned int old;
+#if __CUDA_ARCH__ < 700
+    __threadfence();                   // release: the partial before the count
+    old = atomicInc(retired, m);
+    if (old == m) __threadfence();     // acquire: the partials after the count
+#else
+    // atom.global takes a global-space address: convert the generic pointer.
+    size_t g = __cvta_generic_to_global(retired);
+    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(g), "r"(m) : "memory");
+#endif
+    return old;
+}
