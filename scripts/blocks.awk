@@ -12,7 +12,9 @@ function name_of(s,   t) {            # the name a block defines, from its first
     if (t ~ /^#/) { gsub(/[ \t]+/, " ", t); return t }
     if (t ~ /^(typedef[ \t]+)?(struct|union|enum)[ \t]+[A-Za-z_]/) { sub(/^typedef[ \t]+/, "", t); split(t, w, /[ \t{]+/); return w[1] " " w[2] }
     if (t ~ /\(/) { sub(/\(.*/, "", t); sub(/.*[^A-Za-z0-9_]/, "", t); return t "()" }
-    sub(/[ \t]*[=;\[].*/, "", t); sub(/.*[^A-Za-z0-9_]/, "", t); return t
+    sub(/[ \t]*[=;\[].*/, "", t); sub(/.*[^A-Za-z0-9_]/, "", t)
+    if (t == "" || length(t) < 2) { t = s; gsub(/[ \t]+/, " ", t); t = substr(t, 1, 50) }   # no name: the line itself
+    return t
 }
 function strip(s,   out, i, c, q) {   # s without its // comment (not inside a string)
     out = ""; q = 0

@@ -57,7 +57,7 @@ blocks "$b" "$tmp/b"
 # lines_of FILE: the number of lines in it
 lines_of() { wc -l <"$1" | tr -d ' '; }
 total=0
-unchanged="" changed="" added="" removed=""
+unchanged="" recommented="" changed="" added="" removed=""
 : >"$tmp/show"
 while IFS="$(printf '\t')" read -r k key; do
     match=$(awk -F'\t' -v key="$key" '$2 == key { print $1; exit }' "$tmp/a/keys")
@@ -65,6 +65,10 @@ while IFS="$(printf '\t')" read -r k key; do
         echo "$match" >>"$tmp/matched"
         if cmp -s "$tmp/a/$match.txt" "$tmp/b/$k.txt"; then
             unchanged="$unchanged, $key"
+            continue
+        fi
+        if cmp -s "$tmp/a/$match.code" "$tmp/b/$k.code"; then # the same code, other comments
+            recommented="$recommented, $key"
             continue
         fi
         n=$(diff "$tmp/a/$match.code" "$tmp/b/$k.code" | grep -c '^[<>]')
@@ -96,6 +100,7 @@ if [ $count_only = 1 ]; then echo "$total"; exit 0; fi
 echo "--- $a"
 echo "+++ $b"
 [ -n "$unchanged" ] && echo "unchanged: ${unchanged#, }"
+[ -n "$recommented" ] && echo "same code, other comments: ${recommented#, }"
 [ -n "$changed" ] && echo "changed:   ${changed#, }"
 [ -n "$added" ] && echo "new:       ${added#, }"
 [ -n "$removed" ] && echo "removed:   ${removed#, }"

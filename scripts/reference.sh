@@ -94,18 +94,12 @@ for part in $parts; do
         [ -z "${COUNTER_APPEND:-}" ] && make -j"$J" BUILDDIR=$B/volatile EXTRA=-DCLASSIC_VOLATILE=1 lesson07 >/dev/null 2>&1 &&
             ncu --csv --print-units base --print-kernel-base function --clock-control none --metrics "$METRICS" \
                 "$B/volatile/lesson07" -n 2^24 --check 2>/dev/null | ncu_rows 07-volatile >>"$out"
-        # Lesson 04 with padded shared memory (-DPAD=33: conflict-free) against the
-        # same instructions without the bank change (-DPAD=32): the controlled pair.
-        if [ -z "${COUNTER_APPEND:-}" ] && grep -q 'PAD' lessons/04_*/04_*.cu; then
-            : >"results/pad-lesson04-$slug.csv"
-            for p in 32 33; do
-                make -j"$J" BUILDDIR=$B/pad$p EXTRA=-DPAD=$p lesson04 >/dev/null 2>&1 || continue
-                ncu --csv --print-units base --print-kernel-base function --clock-control none --metrics "$METRICS" \
-                    "$B/pad$p/lesson04" -n 2^24 --check 2>/dev/null | ncu_rows 04p$p >>"$out"
-                if [ $p = 32 ]; then h=--csv-header; else h=; fi
-                "$B/pad$p/lesson04" -n 2^26 $h --csv >>"results/pad-lesson04-$slug.csv"
-            done
-            ./lesson04 -n 2^26 --csv >>"results/pad-lesson04-$slug.csv"
+        # lab/04_padding: lesson 04's tree with padded shared memory (PAD 33:
+        # conflict-free) and the same instructions without the bank change (PAD 32).
+        if [ -z "${COUNTER_APPEND:-}" ] && make -j"$J" lab_04_padding >/dev/null 2>&1; then
+            ncu --csv --print-units base --print-kernel-base function --clock-control none --launch-count 40 \
+                --metrics "$METRICS" ./lab_04_padding -n 2^24 --check 2>/dev/null | ncu_rows lab_04_padding >>"$out"
+            ./lab_04_padding -n 2^26 --csv --csv-header >"results/pad-lesson04-$slug.csv" 2>/dev/null
         fi
         echo "$(($(wc -l <"$out") - 1)) counter values in $out" ;;
     sass)

@@ -15,6 +15,7 @@ f=$1; shift
 name=$(basename "$f")
 if [ $# -eq 0 ]; then
     keys=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "lesson") c = i; next }
+                    c && $c ~ /^lab_[0-9][0-9]_/ { if (!($c in s)) { s[$c] = 1; print $c }; next }
                     c && $c ~ /^(ex)?[0-9][0-9]/ { k = $c; sub(/_.*/, "", k); sub(/[^0-9]+$/, "", k); if (!(k in s)) { s[k] = 1; print k } }' "$f")
     [ -n "$keys" ] || keys=$(echo "$name" | sed -n 's/.*lesson\([0-9][0-9]\).*/\1/p')
     [ -n "$keys" ] || { echo "stamp.sh: which program measured $name? name its keys" >&2; exit 2; }
