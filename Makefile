@@ -25,7 +25,7 @@ RESULTS   ?= runs
 CCCL_HOME ?=
 
 # Goals that compile nothing themselves check no compiler (make help works anywhere).
-NOBUILD_GOALS := help diff profile check plot tables clean test
+NOBUILD_GOALS := help diff profile check hint plot tables clean test
 BUILD_GOALS   := $(filter-out $(NOBUILD_GOALS),$(or $(MAKECMDGOALS),all))
 
 # ---- the compiler and the architecture --------------------------------------
@@ -123,7 +123,7 @@ LABS      := $(foreach s,$(LAB_SRCS),lab_$(basename $(notdir $(s))))
 BINARIES  := $(LESSONS) $(EXERCISES) $(SOLUTIONS) $(LABS)
 LISTINGS  := $(foreach b,$(BINARIES),$(b).ptx $(b).sass)
 
-.PHONY: all lessons exercises solutions lab run bench plot profile diff check tables test clean help \
+.PHONY: all lessons exercises solutions lab run bench plot profile diff check hint tables test clean help \
         $(if $(filter .,$(BUILDDIR)),,$(BINARIES) $(LISTINGS))
 
 all: $(foreach b,$(BINARIES),$(call out,$(b)))
@@ -198,6 +198,11 @@ check:
 	 ls exercises/$${e}_*.cu >/dev/null 2>&1 || { echo "there is no exercise $$e (ls exercises/)" >&2; exit 2; }; \
 	 BUILDDIR="$(BUILDDIR)" bash tests/check_exercise.sh $$e
 
+# The hints of exercise NN, one at a time: make hint E=04 (H=2 shows hint 2 again, H=0 starts over).
+H ?=
+hint:
+	@sh scripts/hint.sh "$(E)" "$(H)"
+
 # The measured tables in README.md and the notes, regenerated from results/.
 tables:
 	@sh scripts/tables.sh
@@ -230,6 +235,7 @@ help:
 	@echo "  make diff L=NN       what lesson NN changes in the lesson it builds on (NN-1; 12 for 14-18)"
 	@echo "Learn and check:"
 	@echo "  make check E=NN      your exercise NN through the full test matrix; prints the smallest failing case"
+	@echo "  make hint E=NN       the next hint for exercise NN: a nudge, the approach, the answer key (H=0 starts over)"
 	@echo "  make test            all test tiers (host, build, ptx, exercises, gpu); the gpu tier needs a GPU"
 	@echo "  make tables          regenerate the measured tables in README.md and the notes from results/"
 	@echo "  make clean           remove binaries, listings and build/"

@@ -234,6 +234,8 @@ if want ptx; then
         [ -s "$f" ] && grep -q 'atom\.acq_rel\.gpu\.global\.inc\.u32' "$f" || continue
         b=$(basename "$f" .ptx)
         if awk '/cvta\.to\.global\.u64/ { r = $2; sub(/,$/, "", r); g[r] = 1 }
+                /^[ \t]*(add|sub)\.s64|^[ \t]*mov\.b64/ { d = $2; a = $3; b = $4; sub(/,$/, "", d); sub(/[,;]$/, "", a); sub(/[,;]$/, "", b)
+                    if ((a in g) || (b in g)) g[d] = 1 }   # an offset from a global address is one
                 /atom\.acq_rel\.gpu\.global\.inc\.u32/ { a = $0; sub(/.*\[/, "", a); sub(/\].*/, "", a); n++; if (!(a in g)) bad++ }
                 END { exit !(n > 0 && bad == 0) }' "$f"; then
             ok "$b PTX: count_done's atom.global takes a cvta.to.global address"
