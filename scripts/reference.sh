@@ -156,18 +156,27 @@ for part in $parts; do
         fi
         ls -la results/lesson1[3-6]-*"$slug"* "results/rows-$slug.csv" ;;
     procs)
+        # Lesson 18 on 1, 2, 4, 8 GPUs (as many as there are), in both modes: one
+        # process for all (ncclCommInitAll), then one process per GPU (--procs).
         make -j"$J" lesson18 >/dev/null
         g=$(nvidia-smi -L | grep -c '^GPU')
-        out=results/procs-${g}x-$slug.csv
-        { ./lesson18 -n 2^20,2^24,2^26,2^28,2^30 --csv-header --csv; ./lesson18 --procs -n 2^20,2^24,2^26,2^28,2^30 --csv; } 2>/dev/null |
-            grep -E '^(lesson,|18_)' >"$out"
-        { ./lesson18 --procs -n 2^26; CUDA_VISIBLE_DEVICES=0 ./lesson18 --procs -n 2^26; } >"results/procs-${g}x-$slug.txt" 2>&1
+        sizes=${PROCS_SIZES:-2^20,2^22,2^24,2^26,2^28,2^30,2^32}
+        for k in 1 2 4 8; do
+            [ "$k" -le "$g" ] || continue
+            vis=$(seq -s, 0 $((k - 1)))
+            out=results/procs-${k}x-$slug.csv
+            { CUDA_VISIBLE_DEVICES=$vis ./lesson18 -n "$sizes" --csv-header --csv
+              [ "$k" -gt 1 ] && CUDA_VISIBLE_DEVICES=$vis ./lesson18 --procs -n "$sizes" --csv; } 2>/dev/null |
+                grep -E '^(lesson,|18_)' >"$out"
+            { CUDA_VISIBLE_DEVICES=$vis ./lesson18 --procs -n 2^26; CUDA_VISIBLE_DEVICES=0 ./lesson18 --procs -n 2^26; } \
+                >"results/procs-${k}x-$slug.txt" 2>&1
+            echo "$(($(wc -l <"$out") - 1)) rows in $out"
+        done
         if [ "$g" -gt 1 ]; then # exercise 18's answer on several GPUs, beside the lesson (its notes' Exercise section)
             make -j"$J" solution18 >/dev/null
             { ./lesson18 -n 2^20,2^26 --csv-header --csv; ./solution18 -n 2^20,2^26 --csv; } 2>/dev/null |
                 grep -E '^(lesson,|(ex)?18_)' >"results/solution18-${g}x-$slug.csv"
-        fi
-        echo "$(($(wc -l <"$out") - 1)) rows in $out" ;;
+        fi ;;
     *) echo "reference.sh: unknown part '$part' (test run bench counters sass race det exercises lessons procs)" >&2; exit 2 ;;
     esac
 done

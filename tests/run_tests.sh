@@ -401,6 +401,15 @@ if want gpu; then
             printf '%s\tpass:%d\t%s\n' "lesson18 --procs timed" 3 "$L18 -n 2^20,2^24,2^26 -r 5 --flush clean" >>"$J"
             printf '%s\t2\t%s\n' "lesson18 --procs bad input" "$L18 -n 2^40 --check" >>"$J"
             printf '%s\t2\t%s\n' "lesson18 --procs bad input" "$L18 -b 100" >>"$J"
+            # The multi-GPU checks grow with the machine: both modes on every
+            # smaller power-of-two count of GPUs too (the full count runs above).
+            NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+            for k in 1 2 4 8; do
+                [ "$k" -lt "$NGPU" ] || continue
+                vis=$(seq -s, 0 $((k - 1)))
+                printf '%s\tpass:%d\t%s\n' "lesson18 on $k of $NGPU GPUs" 20 "CUDA_VISIBLE_DEVICES=$vis $B/lesson18 -n 0,1,2,33,2^20+3 -s 1,2 -d ints,uniform --check" >>"$J"
+                [ "$k" -gt 1 ] && printf '%s\tpass:%d\t%s\n' "lesson18 --procs on $k of $NGPU GPUs" 20 "CUDA_VISIBLE_DEVICES=$vis $L18 -n 0,1,2,33,2^20+3 -s 1,2 -d ints,uniform --check" >>"$J"
+            done
         fi
         for b in $STUBS; do
             part matrix || continue
