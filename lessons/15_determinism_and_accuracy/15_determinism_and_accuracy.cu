@@ -5,8 +5,9 @@
  * Since lesson 12: nothing gets faster. Its kernel comes back in versions that
  * differ only in how they add: "atomic" and "fixed" (fp32, its two finishes),
  * "kahan" (fixed; each thread carries a Neumaier compensation), "fp64" (fixed,
- * in doubles) and "gpu_to_gpu" (fp32 in an order fixed by n alone: no grid,
- * block size or GPU changes a bit), beside CUB (and its gpu_to_gpu level from
+ * in doubles) and "gpu_to_gpu" (fp32 in an order fixed by n and alignment
+ * alone, whatever the grid and block size: seen to give the same bits on an
+ * H100 and an H200), beside CUB (and its gpu_to_gpu level from
  * CUB 3.1). A table then gives each one's distinct bit patterns in 100 runs
  * and its error against an EXACT sum, on three inputs. What remains: kahan's
  * compensation stops at the thread (the exercise carries it up the tree).
@@ -159,7 +160,7 @@ __global__ void sum_fp64_kernel(KERNEL_ARGS) { reduce_body(in, n, ACC_FP64, FINI
 // through FINISH_LANES logical lanes (lane f: sums f, f + FINISH_LANES, ...),
 // a fixed tree, then the scalar head and tail. Which warp takes which chunk
 // changes no add. Round-robin keeps the warps on neighbouring tiles, as
-// "fixed" reads; contiguous chunks were slower (the notes say how much, why).
+// "fixed" reads; contiguous chunks were slower (lab/15_gpu_to_gpu.md).
 // Any grid, any block size that is a multiple of 32; *retired is 0 before
 // and after. chunk_sums gets the chunks' sums; the last block writes *out.
 __global__ void __launch_bounds__(1024, FULL_SM) sum_gpu_to_gpu_kernel(const float *in, size_t n, float *chunk_sums,
