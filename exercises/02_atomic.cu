@@ -8,11 +8,14 @@
  *
  * The max of no elements: this program defines it as -infinity, the identity
  * of max (max(-inf, x) = x for every x), so n = 0 gives -inf. The checks are
- * exact: a max picks an element, it never rounds. Two lines per run:
+ * exact: a max picks an element, it never rounds. Each run prints two lines
+ * (a line: one check's name, n, time or "check only", PASS or FAIL):
  *   atomic_max     the input (timed, unless --check);
- *   max_negatives  the same launcher on -1 - |x|, every element below -1:
- *                  a result that starts at any value other than the identity
- *                  shows here at every n.
+ *   max_negatives  the same launcher on -1 - |x|, every element at most -1:
+ *                  a start above -1 (0, say) shows here at every n >= 1. A
+ *                  start below every element but above -inf (-FLT_MAX, say)
+ *                  shows only at n = 0, where the start is the answer; the
+ *                  sizes ./exercise02 runs include n = 0.
  *
  *     make exercise02 && ./exercise02     # FAILs until you fill in the TODOs
  *     make check E=02                     # every size, input, block size, the PTX

@@ -14,11 +14,13 @@
  *               five (one between each two of the six steps): sdata[64..127]
  *               is free for you to use.
  *
- * Lines: "sum" is the input (timed, unless --check); "split_warp" runs the
- * same kernel with warp 0's odd lanes entering warp_reduce() first and its
- * even lanes a moment later, from another branch: the split that the
- * hardware may make at any time, made every time. Code that relies on
- * lockstep gets a wrong sum there; code that synchronises does not.
+ * Lines (one per check, for each size and input: its name, n, time or "check
+ * only", PASS or FAIL): "sum" is the input (timed, unless --check);
+ * "split_warp" runs the same kernel with warp 0's odd lanes entering
+ * warp_reduce() first and its even lanes a moment later, from another
+ * branch: the split that the hardware may make at any time, made every
+ * time. Code that relies on lockstep gets a wrong sum there; code that
+ * synchronises does not.
  *
  *     make exercise07 && ./exercise07     # FAILs until warp_reduce is race-free
  *     make check E=07                     # every size, input, block size; racecheck

@@ -4,13 +4,17 @@
  * Lesson 10's block sum assumes full warps: a compile-time BLOCK_SIZE that
  * is a multiple of 32, and FULL_MASK in every shuffle. A block of 100
  * threads has three full warps and a fourth of 4 lanes; lanes 4..31 of that
- * warp do not exist. A shuffle whose mask names a lane that does not exist
- * is undefined, and so is the value read from such a lane. Write
- * block_sum() for every blockDim.x from 1 to 1024: each warp adds its own
- * lanes with shuffles, one shared slot per warp, warp 0 adds the slots with
- * shuffles. No shared-memory tree.
+ * warp do not exist. A shuffle's mask (the lanes that take part) must name
+ * only lanes that exist, and every lane must read from a lane its mask
+ * names: a value read from any other lane is undefined, even one that is
+ * then thrown away. Write block_sum() for every blockDim.x from 1 to 1024:
+ * each warp adds its own lanes with shuffles, one shared slot per warp,
+ * warp 0 adds the slots with shuffles. No shared-memory tree. (-b takes a
+ * power of two, 32 to 1024, as everywhere; the other block sizes are the
+ * fixed lines below.)
  *
- * Lines: "shfl" at the -b block size (a power of two, default 256; timed
+ * Lines (one per check, for each size and input: its name, n, time or "check
+ * only", PASS or FAIL): "shfl" at the -b block size (default 256; timed
  * unless --check), then check-only lines at block sizes that leave a warp
  * partly empty: b=1, b=17, b=33, b=100, b=480 (15 warps: warp 0 reads 15
  * slots), b=1000, b=1023.

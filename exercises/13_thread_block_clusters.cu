@@ -8,14 +8,17 @@
  * sum), and a deterministic finish (the last cluster to finish adds the
  * cluster totals in index order, as lesson 12's fixed variant does for
  * blocks). Yours is the middle: every block of a cluster hands its sum to
- * the cluster's rank-0 block through DSMEM, and rank 0 adds them in rank
- * order. Mind the lifetime: a block's shared memory goes when the block
- * exits, and a peer may still be about to read it.
+ * the cluster's rank-0 block (a block's rank is its place in its cluster,
+ * 0 to CLUSTER_SIZE - 1: cluster.block_rank()) through DSMEM, and rank 0
+ * adds them in rank order. Mind the lifetime: a block's shared memory goes
+ * when the block exits, and a peer may still be about to read it.
  *
- * Lines: "cluster_fixed" is the input (timed, unless --check); "repeat10"
- * launches it 10 times more in the same process: every result must have the
- * bits of the first (a combine whose order changes from run to run fails
- * there). Runs on sm_90 and newer; elsewhere it prints SKIP and exits 0.
+ * Lines (one per check, for each size and input: its name, n, time or "check
+ * only", PASS or FAIL): "cluster_fixed" is the input (timed, unless
+ * --check); "repeat10" launches it 10 times more in the same process: every
+ * result must have the bits of the first (a combine whose order changes from
+ * run to run fails there). Runs on sm_90 and newer; elsewhere it prints SKIP
+ * and exits 0.
  *
  *     make exercise13 && ./exercise13     # FAILs until the TODO is done
  *     make check E=13                     # every size, input, offset; same bits; the PTX

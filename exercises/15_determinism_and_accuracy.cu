@@ -6,17 +6,27 @@
  * threads' totals are large and cancel each other in that tree, so the error
  * comes back. Here every value is a pair (s, c) meaning s + c, all the way:
  * threads, warp shuffles, the shared slots, the block partials and the last
- * block's fixed-order finish merge pairs with an error-free two-sum.
+ * block's fixed-order finish all merge pairs. A merge adds the two s with a
+ * TWO-SUM: t = a + b rounds, and two more float operations find exactly what
+ * that rounding lost, e, so that t + e = a + b exactly (lesson 15's acc_add
+ * does it). e then joins the two c. Adding those small terms rounds too, but
+ * about 2^-24 times less than the s did, so the merge is nearly, not
+ * exactly, error-free.
  *
  * Fill in the two marked regions: pair_add and warp_pair_sum.
  *
  *     make exercise15 && ./exercise15     # FAILs until the regions are done
  *     make check E=15                     # every size, input, block size; same bits every run
  *
- * Lines: "kahan_tree" on the standard input (checked as usual), and "cancel":
- * the lesson's ill-conditioned input, where the result must be within
- * 2^-23 |sum| + 2^-40 sum|x| of the exact sum (lesson 15's per-thread kahan
- * misses that at large n).
+ * Lines (one per check, for each size and input: its name, n, time or "check
+ * only", PASS or FAIL): "kahan_tree" on the standard input (checked as
+ * usual), and "cancel": the lesson's ill-conditioned input, where the result
+ * must be within 2^-23 |sum| + 2^-40 sum|x| of the exact sum (lesson 15's
+ * per-thread kahan misses that at large n). The first term is the final
+ * rounding of s + c; the second is room for the roundings of the c's own
+ * additions. It is a budget that carrying pairs meets on this input, not a
+ * bound proven for every input: after a cancellation, a c may be far larger
+ * than 2^-24 times the s it rides with.
  */
 #include "harness.h"
 
@@ -33,8 +43,9 @@ __device__ __forceinline__ Pair pair(float s)
     return p;
 }
 
-// a + b with nothing lost: the sum of the big parts rounds, the rounding error
-// is recovered exactly, and it joins the compensations.
+// a + b: the sum of the big parts rounds, its rounding error is recovered
+// exactly (a two-sum), and it joins the compensations, whose own addition
+// rounds at a far smaller size.
 __device__ __forceinline__ Pair pair_add(Pair a, Pair b)
 {
     // TODO(exercise): the pair a + b: the rounded sum of the big parts, and everything that rounding lost joined to the compensations

@@ -10,11 +10,17 @@
  *
  * The identities: +infinity for min, -infinity for max (min(x, +inf) = x).
  * They are also the answers for no elements: n = 0 gives (+inf, -inf). The
- * checks are exact: a min or a max picks an element, it never rounds. Lines:
+ * checks are exact: a min or a max picks an element, it never rounds. Each
+ * run prints these lines (a line: one check's name, n, time or "check only",
+ * PASS or FAIL):
  *   min, max       the input; one launch computes both (each line times it);
  *   min_positives  the same launcher on 1 + |x| (every element at least 1),
  *   max_negatives  and on -1 - |x| (every element at most -1): a slot past n
- *                  that holds anything but the identity shows here at every n.
+ *                  that holds a value inside the data's range (0, say) shows
+ *                  here whenever a block has slots past n (n = 33, 1000).
+ *                  A value beyond every element (FLT_MAX for min) shows only
+ *                  at n = 0, where every slot is past n and the identities
+ *                  are the answers; ./exercise03 runs n = 0 too.
  *
  *     make exercise03 && ./exercise03     # FAILs until you write the kernel
  *     make check E=03                     # every size, input, block size

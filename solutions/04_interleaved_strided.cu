@@ -8,12 +8,20 @@
  * What that buys: the uniform input is k / 2^23 with |k| <= 2^23, so every
  * partial sum is a whole multiple of 2^-23, at most n * 2^23 of them: exact in
  * double (53 bits) while n <= 2^30. The result is then the float nearest the
- * exact sum, and this program checks it exactly for both inputs. Lines:
+ * exact sum, and this program checks it exactly for both inputs. Each run
+ * prints these lines (a line: one check's name, n, time or "check only",
+ * PASS or FAIL):
  *   tree_f64     the input (timed, unless --check);
  *   tree_absorb  the input with element 0 set to 2^24 and element n-1 to
- *                -2^24 (n >= 3): in float, 2^24 + x rounds to a multiple of 2
- *                and a small x vanishes, so a float slot anywhere in the tree
- *                shows here at every n.
+ *                -2^24 (n >= 3). The floats next to 2^24 are 2^24 - 1 and
+ *                2^24 + 2, so in a float slot 2^24 + x is rounded to an
+ *                integer: with -d uniform the fractions of the elements
+ *                added to it are lost, and a float tree misses the exact
+ *                sum. With -d ints every sum is an integer: only odd sums
+ *                above 2^24 round (to an even neighbour, up or down), those
+ *                errors may cancel, and a float tree passes at many n.
+ *                -d uniform is the input that catches float slots
+ *                (./exercise04 runs both).
  *
  * What it costs: 8-byte slots in the same 4-byte banks. Predict what happens
  * to the bank conflicts before you measure (notes.md of lesson 04).

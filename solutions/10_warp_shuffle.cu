@@ -4,13 +4,17 @@
  * Lesson 10's block sum assumes full warps: a compile-time BLOCK_SIZE that
  * is a multiple of 32, and FULL_MASK in every shuffle. A block of 100
  * threads has three full warps and a fourth of 4 lanes; lanes 4..31 of that
- * warp do not exist. A shuffle whose mask names a lane that does not exist
- * is undefined, and so is the value read from such a lane. Write
- * block_sum() for every blockDim.x from 1 to 1024: each warp adds its own
- * lanes with shuffles, one shared slot per warp, warp 0 adds the slots with
- * shuffles. No shared-memory tree.
+ * warp do not exist. A shuffle's mask (the lanes that take part) must name
+ * only lanes that exist, and every lane must read from a lane its mask
+ * names: a value read from any other lane is undefined, even one that is
+ * then thrown away. Write block_sum() for every blockDim.x from 1 to 1024:
+ * each warp adds its own lanes with shuffles, one shared slot per warp,
+ * warp 0 adds the slots with shuffles. No shared-memory tree. (-b takes a
+ * power of two, 32 to 1024, as everywhere; the other block sizes are the
+ * fixed lines below.)
  *
- * Lines: "shfl" at the -b block size (a power of two, default 256; timed
+ * Lines (one per check, for each size and input: its name, n, time or "check
+ * only", PASS or FAIL): "shfl" at the -b block size (default 256; timed
  * unless --check), then check-only lines at block sizes that leave a warp
  * partly empty: b=1, b=17, b=33, b=100, b=480 (15 warps: warp 0 reads 15
  * slots), b=1000, b=1023.
@@ -34,24 +38,26 @@ __device__ float block_sum(float v)
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const unsigned int warps = (blockDim.x + 31) / 32; // the last one may be partial
     // This warp's lanes: 32, or fewer in the last warp. The mask names
-    // exactly those, and a lane adds what it reads only when the lane it
-    // read from exists (lane + offset < width): from a missing lane a
-    // shuffle brings back an undefined value.
+    // exactly those, and each lane reads only a lane that exists: where
+    // lane + offset is past the last one, the lane reads its own value
+    // (__shfl_sync takes any source lane) and leaves it out of the sum.
     unsigned int width = blockDim.x - warp * 32 < 32 ? blockDim.x - warp * 32 : 32;
     unsigned int mask = width == 32 ? 0xffffffffu : (1u << width) - 1u;
     for (unsigned int offset = 16; offset > 0; offset >>= 1) {
-        float other = __shfl_down_sync(mask, v, offset);
-        if (lane + offset < width) v += other;
+        bool has = lane + offset < width; // the lane `offset` above exists
+        float other = __shfl_sync(mask, v, has ? lane + offset : lane);
+        if (has) v += other;
     }
     if (lane == 0) warp_sums[warp] = v;
     __syncthreads(); // every warp's slot is written before warp 0 reads them
     if (warp == 0) {
         // Warp 0 has min(blockDim.x, 32) lanes: the same mask and width as
-        // above. Lanes past the last warp's slot add 0.
+        // above. Lanes past the last warp's slot start from 0.
         v = lane < warps ? warp_sums[lane] : 0.0f;
         for (unsigned int offset = 16; offset > 0; offset >>= 1) {
-            float other = __shfl_down_sync(mask, v, offset);
-            if (lane + offset < width) v += other;
+            bool has = lane + offset < width;
+            float other = __shfl_sync(mask, v, has ? lane + offset : lane);
+            if (has) v += other;
         }
     }
     return v;

@@ -1,20 +1,28 @@
 /*
  * Exercise 12: finish a reduction inside its only launch (last block done).
  *
- * The kernel below is lesson 11's pass 1: every block writes its partial sum
- * to partials[blockIdx.x]. There is no pass 2 -- the launcher starts this one
- * kernel and nothing else -- so *out stays unwritten (NaN) and the check
- * fails. Make the last block to finish add up the partials, in a fixed order,
- * and write *out. Two differences from lesson 12, to think through:
- *   - the counter is a __device__ variable (zero when the program loads), and
+ * The kernel below is lesson 11's pass 1 (512 threads a block, 2 float4
+ * loads in flight a thread, as in lessons 11 and 12): every block writes its
+ * partial sum to partials[blockIdx.x]. There is no pass 2 -- the launcher
+ * starts this one kernel and nothing else -- so *out stays unwritten (NaN)
+ * and the check fails. Make the last block to finish add up the partials, in
+ * a fixed order, and write *out. Three things to think through:
+ *   - the counter is a __device__ variable (zero when the program loads);
  *   - you count with atomicAdd(&blocks_done, 1), not atomicInc: so the last
  *     block must put the counter back to 0 itself for the next launch. Why
  *     is a plain store safe there?
+ *   - an atomic orders nothing but itself: a block's partial must be visible
+ *     GPU-wide before its count, and the last block must see the others'
+ *     partials after it sees their counts. Use __threadfence(), a fence for
+ *     the whole GPU (lesson 12 instead gives its atomic those two orders).
+ *     make check E=12 asks the PTX for the fence (membar.gl or fence.*.gpu)
+ *     or for an acquire-release atomic.
  *
- * Lines: "last_block" is the input (timed, unless --check); "repeat10"
- * launches the same reduction 10 times more in the same process: every
- * result must have the bits of the first. A counter that is not back at 0
- * after a launch, or an order that changes from run to run, fails there.
+ * Lines (one per check, for each size and input: its name, n, time or "check
+ * only", PASS or FAIL): "last_block" is the input (timed, unless --check);
+ * "repeat10" launches the same reduction 10 times more in the same process:
+ * every result must have the bits of the first. A counter that is not back at
+ * 0 after a launch, or an order that changes from run to run, fails there.
  *
  *     make exercise12 && ./exercise12     # FAILs until the TODO is done
  *     ./exercise12 -n 2^20+3 --offset 1 -d uniform --check
@@ -22,8 +30,8 @@
  */
 #include "harness.h"
 
-#define BLOCK_SIZE 256
-#define UNROLL 4
+#define BLOCK_SIZE 512 // as in lessons 11 and 12
+#define UNROLL 2       // float4 loads each thread issues before adding any, as in lessons 11 and 12
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL)
 
@@ -46,6 +54,8 @@ __device__ float block_sum(float v) // in thread 0; every thread of the block mu
     if (lane == 0) warp_sums[warp] = v;
     __syncthreads(); // every warp's slot is written before warp 0 reads them all
     if (warp == 0) v = warp_sum(lane < WARPS ? warp_sums[lane] : 0.0f);
+    // No barrier at the end: warp 0 may still be reading warp_sums, so a
+    // second call must come after a __syncthreads().
     return v;
 }
 
@@ -84,7 +94,7 @@ __global__ void reduce_kernel(const float *in, size_t n, float *partials, float 
 {
     float sum = block_sum(thread_sum(in, n));
     if (threadIdx.x == 0) partials[blockIdx.x] = sum;
-    // TODO(exercise): make the last block to finish sum the partials in a fixed order into *out, then reset blocks_done
+    // TODO(exercise): make the last block to finish sum the partials in a fixed order into *out, then reset blocks_done; __threadfence() orders each partial before its count, and the count before the last block's reads
     __shared__ bool last;
     if (threadIdx.x == 0) {
         __threadfence(); // our partial is visible GPU-wide before we count ourselves done

@@ -11,11 +11,15 @@
  * kernel as one block over the partials.
  *
  * The max of no elements is -infinity, max's identity (as in exercise 02 and
- * lesson 16): n = 0 gives -inf. The checks are exact. Lines:
+ * lesson 16): n = 0 gives -inf. The checks are exact. Lines (one per check,
+ * for each size and input: its name, n, time or "check only", PASS or FAIL):
  *   block_max      the input (timed, unless --check);
- *   max_negatives  the same on -1 - |x|, every element below -1: a thread
- *                  with no element that offers anything but the identity
- *                  shows here.
+ *   max_negatives  the same on -1 - |x|, every element at most -1: a thread
+ *                  with no element that offers a value above -1 (0, say)
+ *                  shows here at the sizes that leave a thread without an
+ *                  element (n = 1, 33, 1000, ...). An offer below every
+ *                  element (-FLT_MAX, say) gives the right max whenever
+ *                  there is an element; n = 0 never reaches the kernel.
  *
  *     make exercise14 && ./exercise14     # FAILs until the TODO is done
  *     make check E=14                     # every size and input; the speed beside lesson 14's

@@ -1,9 +1,12 @@
 /*
  * Exercise 16: argmin that does not lose a NaN.
  *
- * Lesson 16's argmax ignores NaN, like CUB's: NaN compares false with
- * everything, so where it ends up depends on the combine order. Write the
- * argmin combine with a policy instead:
+ * Lesson 16's argmax has a policy for NaN: it ranks below every number,
+ * -inf included, so a NaN is the answer only when every element is NaN, and
+ * then it is (NaN, index of the first); ties go to the smaller index. A
+ * combine needs a policy because NaN compares false with everything: without
+ * one, where a NaN ends up depends on the combine order. Write the argmin
+ * combine with the opposite policy, a NaN that is never lost:
  *   - a NaN anywhere wins: the answer is (NaN, index of the FIRST NaN);
  *   - otherwise the smaller value wins, and equal values go to the smaller
  *     index.
@@ -13,10 +16,11 @@
  *     make exercise16 && ./exercise16     # FAILs until the marked region is done
  *     make check E=16                     # every size, input and block size
  *
- * Lines: "argmin" on the standard input (ints have many ties), "argmin_nan"
- * (NaNs planted so that the first one is met LAST by the combine order) and
- * "argmin_ties" (the same with copies of a new minimum). The reference is an
- * exact host scan.
+ * Lines (one per check, for each size and input: its name, n, time or "check
+ * only", PASS or FAIL): "argmin" on the standard input (ints have many
+ * ties), "argmin_nan" (NaNs planted so that the first one is met LAST by the
+ * combine order) and "argmin_ties" (the same with copies of a new minimum).
+ * The reference is an exact host scan.
  */
 #include "harness.h"
 
