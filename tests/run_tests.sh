@@ -128,6 +128,23 @@ if want host; then
     else
         bad "the layout check does not notice a lesson missing from lessons/manifest.txt"
     fi
+    # make hint: every exercise has its graded hints, shown one at a time.
+    sh tests/check_hints.sh >"$LOG/hints.log" 2>&1
+    while IFS= read -r line; do
+        case "$line" in
+        "ok "*"# skip"*) skip "${line#ok }" ;;
+        "ok "*) ok "${line#ok }" ;;
+        "not ok "*) bad "${line#not ok }" ;;
+        esac
+    done <"$LOG/hints.log"
+    grep -q '^ok ' "$LOG/hints.log" || bad "tests/check_hints.sh printed no result" "$(head -n 5 "$LOG/hints.log")"
+    # The concept diagrams are drawn from the lessons' parameters (scripts/diagrams.sh):
+    # redrawn into a scratch folder, they must equal the committed SVGs.
+    if out=$(sh scripts/diagrams.sh --check 2>&1); then
+        ok "the notes' diagrams match what scripts/diagrams.sh draws from the lessons"
+    else
+        bad "diagrams differ from what the lessons' parameters give (sh scripts/diagrams.sh redraws them)" "$out"
+    fi
     # Tables of measurements are generated from results/ (scripts/tables.sh):
     # regenerated in a scratch copy, they must equal what README and notes show.
     if out=$(sh scripts/tables.sh --check 2>&1); then
