@@ -145,6 +145,14 @@ if want host; then
     else
         bad "diagrams differ from what the lessons' parameters give (sh scripts/diagrams.sh redraws them)" "$out"
     fi
+    S=$LOG/diagrams-self   # ... and the check bites: lesson 04's default block size changed in a scratch copy
+    rm -rf "$S" && mkdir -p "$S" && cp -r lessons scripts "$S"/
+    sed -i 's/\(LessonInfo info = {"[^"]*", BLOCK_[A-Z]*, \)256,/\1128,/' "$S"/lessons/04_*/04_*.cu
+    if ! sh "$S/scripts/diagrams.sh" --check >/dev/null 2>&1; then
+        ok "the diagram check fails when a lesson's parameter changes under its diagram"
+    else
+        bad "the diagram check does not notice lesson 04's block size changing"
+    fi
     # Tables of measurements are generated from results/ (scripts/tables.sh):
     # regenerated in a scratch copy, they must equal what README and notes show.
     if out=$(sh scripts/tables.sh --check 2>&1); then
