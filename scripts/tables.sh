@@ -8,7 +8,10 @@
 #
 # KIND ARGS (every table shows each GPU found as results/run-<gpu>.csv, side by side):
 #   staircase                      README's lesson table (lessons/manifest.txt says
-#                                  which variant each lesson shows)
+#                                  which variant each lesson shows): GB/s and the
+#                                  speedup over the lesson before, per element
+#   gpus                           each GPU, its nominal peak and L2 size, the figures
+#                                  the charts use (sh scripts/plot.sh --gpus)
 #   lesson NN [prev=MM]            every variant of lesson NN in `make run`, after the
 #                                  variant lesson MM (default NN-1) shows; x prev is
 #                                  per element, so lessons run at other n compare too
@@ -16,9 +19,12 @@
 #   bench V[,V] sizes=2^a,2^b [flush=clean] [ratio=A/B[,C/D]]
 #                                  the size sweep (results/bench-<gpu>[-clean].csv); V is
 #                                  a variant name or lesson:variant; A/B = time of A / time of B
+#                                  [gpu=H100] one GPU only; [names=a;b] [rnames=c;d] headers for
+#                                  the variants and ratios ("_" is a space), ratios then read 1.23×
 #   rows FILE lesson=NN [variants=a,b] [n=N] [cols=c,d] [flush=dirty|clean] (flush: files with a flush column)
 #                                  rows of results/FILE-<gpu>.csv (the harness's CSV)
-#   excerpt FILE /START/ /END/     lines of results/FILE, START through the next END
+#   excerpt FILE /START/ /END/ [wrap=N]   lines of results/FILE, START through the next END
+#                                  (wrap=N: lines longer than N broken at a space, the rest indented)
 #
 # A figure is shown only while the program that made it has the code it had
 # then (results/code.txt, written by scripts/stamp.sh, against
@@ -46,6 +52,9 @@ for f in "$R"/run-*.csv; do
     label=$(awk -F, 'NR == 2 { sub(/^NVIDIA /, "", $3); sub(/ .*/, "", $3); print $3; exit }' "$f")
     gpus="$gpus $slug" labels="$labels ${label:-$slug}"
 done
+
+# Each GPU's nominal peak and L2 size, as the charts have them (one computation: scripts/plot.sh).
+sh scripts/plot.sh --gpus "$R" >"$tmp/gpuinfo" 2>/dev/null || : >"$tmp/gpuinfo"
 
 cat >"$tmp/prog.awk" <<'AWK'
 function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
@@ -108,16 +117,16 @@ function find(f, lesson, variant, n,   r) {  # row index of lesson/variant[/n] i
 # ---- kinds -------------------------------------------------------------------
 function t_staircase(   g, f, l, r, p, ncol, any, pr, med, per, prevper) {
     ncol = 0; T[++ncol] = "#"; T[++ncol] = "lesson"; T[++ncol] = "the one change"
-    for (g = 1; g <= NG; g++) { T[++ncol] = LABEL[g] " median"; T[++ncol] = LABEL[g] " % peak"; T[++ncol] = LABEL[g] " × prev" }
+    for (g = 1; g <= NG; g++) { T[++ncol] = LABEL[g] " GB/s"; T[++ncol] = LABEL[g] " × prev, per element" }
     header(ncol, 3); any = 0
     for (p = 1; p <= NL; p++) {
         l = LORDER[p]; ncol = 0
         T[++ncol] = l; T[++ncol] = "[" substr(LNAME[l], 4) "](lessons/" LNAME[l] "/notes.md)"; T[++ncol] = DESC[l]
         for (g = 1; g <= NG; g++) {
             f = R "/run-" GPU[g] ".csv"; load(f); r = (C[f] > 0) ? find(f, l, SHOWN[l], "") : 0
-            if (!r) { T[++ncol] = "–"; T[++ncol] = "–"; T[++ncol] = ""; continue }
+            if (!r) { T[++ncol] = "–"; T[++ncol] = ""; continue }
             any = 1; med = V[f, r, "median_us"]; per = med / V[f, r, "n"]
-            T[++ncol] = fus(med); T[++ncol] = fpct(V[f, r, "pct_peak"])
+            T[++ncol] = fgb(V[f, r, "gbps"])
             prevper = ""
             if (STEP[l] == "yes" && p > 1) { pr = find(f, LORDER[p - 1], SHOWN[LORDER[p - 1]], "")
                 if (pr) prevper = V[f, pr, "median_us"] / V[f, pr, "n"] }
@@ -190,25 +199,42 @@ function bench_find(f, spec, n,   r, l, v) {
             return V[f, r, "median_us"]
     return ""
 }
-function t_bench(vars, sizes, flush, ratios,   nv, vs, ns, sz, nr, rs, g, f, i, j, ncol, a, b, t, ta, tb, any, have) {
+# a header given in a table spec: "_" stands for a space
+function spaced(s) { gsub(/_/, " ", s); return s }
+function t_bench(vars, sizes, flush, ratios, gsel, names, rnames,   nv, vs, ns, sz, nr, rs, g, f, i, j, ncol, a, b, t, ta, tb, any, have, nn, nm, nrn, rn, pre, rows) {
     nv = split(vars, vs, ","); ns = split(sizes, sz, ","); nr = (ratios == "") ? 0 : split(ratios, rs, ",")
+    nn = (names == "") ? 0 : split(names, nm, ";"); nrn = (rnames == "") ? 0 : split(rnames, rn, ";")
     have = 0
-    for (g = 1; g <= NG; g++) { f = R "/bench-" GPU[g] (flush == "clean" ? "-clean" : "") ".csv"; if (load(f)) have = 1 }
-    if (!have) { none("size sweep (" (flush == "clean" ? "clean" : "dirty") " L2)"); return }
-    ncol = 0; T[++ncol] = "n"
-    for (g = 1; g <= NG; g++) { for (i = 1; i <= nv; i++) T[++ncol] = LABEL[g] " `" vs[i] "`"
-        for (j = 1; j <= nr; j++) T[++ncol] = LABEL[g] " " rs[j] }
+    for (g = 1; g <= NG; g++) { if (gsel != "" && LABEL[g] != gsel) continue
+        f = R "/bench-" GPU[g] (flush == "clean" ? "-clean" : "") ".csv"; if (load(f)) have = 1 }
+    if (!have) { none("size sweep (" (flush == "clean" ? "clean" : "dirty") " L2)" (gsel != "" ? " on the " gsel : "")); return }
+    ncol = 0; T[++ncol] = (gsel != "") ? "n (" gsel ")" : "n"
+    for (g = 1; g <= NG; g++) { if (gsel != "" && LABEL[g] != gsel) continue
+        pre = (gsel != "") ? "" : LABEL[g] " "
+        for (i = 1; i <= nv; i++) T[++ncol] = pre ((i <= nn) ? spaced(nm[i]) : "`" vs[i] "`")
+        for (j = 1; j <= nr; j++) T[++ncol] = pre ((j <= nrn) ? spaced(rn[j]) : rs[j]) }
     header(ncol, 1)
     for (i = 1; i <= ns; i++) {
         ncol = 0; T[++ncol] = sz[i]; any = 0
         for (g = 1; g <= NG; g++) {
+            if (gsel != "" && LABEL[g] != gsel) continue
             f = R "/bench-" GPU[g] (flush == "clean" ? "-clean" : "") ".csv"
             for (j = 1; j <= nv; j++) { t[vs[j]] = bench_find(f, vs[j], pow2(sz[i])); T[++ncol] = fus(t[vs[j]]); if (t[vs[j]] != "") any = 1 }
             for (j = 1; j <= nr; j++) { split(rs[j], ab, "/"); ta = bench_find(f, ab[1], pow2(sz[i])); tb = bench_find(f, ab[2], pow2(sz[i]))
-                T[++ncol] = (ta != "" && tb != "") ? fratio(ta / tb) : "–" }
+                T[++ncol] = (ta != "" && tb != "") ? fratio(ta / tb) (nn > 0 ? "×" : "") : "–" }
         }
-        if (any) emit(row(ncol))
+        if (any) { emit(row(ncol)); rows++ }
     }
+    # with the new options, a table with no row says so (a header alone tells nothing)
+    if (!rows && (gsel != "" || nn > 0)) { nout = 0; none("size sweep of the current code (" (flush == "clean" ? "clean" : "dirty") " L2)" (gsel != "" ? " on the " gsel : "")) }
+}
+# each GPU of the tables, its nominal peak and its L2 size (scripts/plot.sh --gpus)
+function t_gpus(   g, ncol, any) {
+    ncol = 0; T[++ncol] = "GPU"; T[++ncol] = "nominal peak"; T[++ncol] = "L2 cache"; header(ncol, 1)
+    for (g = 1; g <= NG; g++) { if (!(GPU[g] in GPEAK)) continue
+        ncol = 0; T[++ncol] = GNAME[GPU[g]]; T[++ncol] = GPEAK[GPU[g]] " GB/s"; T[++ncol] = (GL2[GPU[g]] == "-") ? "–" : GL2[GPU[g]] " MiB"
+        emit(row(ncol)); any = 1 }
+    if (!any) { nout = 0; none("make run results") }
 }
 function colfmt(c, v) {
     if (v == "") return "–"
@@ -252,7 +278,8 @@ function t_rows(file, lesson, variants, n, cols, flush,   nc, cs, g, f, r, key, 
     }
     delete RW; delete want
 }
-function t_excerpt(spec,   file, s, e, line, on, n, f, i) {
+function t_excerpt(spec,   file, s, e, line, on, n, f, i, wrap, cut, k) {
+    wrap = 0; if (match(spec, / wrap=[0-9]+$/)) { wrap = substr(spec, RSTART + 6) + 0; spec = substr(spec, 1, RSTART - 1) }
     file = spec; sub(/ .*/, "", file); s = spec; sub(/^[^ ]* +/, "", s)
     if (match(s, /^\/[^\/]*\//)) { st = substr(s, 2, RLENGTH - 2); s = trim(substr(s, RLENGTH + 1)) } else st = "."
     en = ""; if (match(s, /^\/[^\/]*\//)) en = substr(s, 2, RLENGTH - 2)
@@ -266,7 +293,21 @@ function t_excerpt(spec,   file, s, e, line, on, n, f, i) {
     }
     close(f)
     if (!n) { none("excerpt of " file); return }
-    emit("```text"); for (i = 1; i <= n; i++) emit(ex[i]); emit("```")
+    emit("```text")
+    for (i = 1; i <= n; i++) {
+        line = ex[i]
+        # wrap=N: break at the last gap between columns (two spaces or more) within N
+        # characters, else at the last space; the rest follows, indented
+        while (wrap > 0 && length(line) > wrap) {
+            cut = 0; for (k = wrap + 1; k > 8; k--) if (substr(line, k - 1, 2) == "  ") { cut = k; break }
+            if (!cut) for (k = wrap + 1; k > 8; k--) if (substr(line, k, 1) == " ") { cut = k; break }
+            if (!cut) break
+            s = substr(line, 1, cut - 1); sub(/ +$/, "", s); emit(s)
+            line = substr(line, cut); sub(/^ +/, "", line); line = "    " line
+        }
+        emit(line)
+    }
+    emit("```")
     excerpt = 1
 }
 function render(spec,   kind, a, na, i, kv, opt, pos) {
@@ -279,7 +320,8 @@ function render(spec,   kind, a, na, i, kv, opt, pos) {
     if (kind == "staircase") t_staircase()
     else if (kind == "lesson") t_lesson(pa[1], opt["prev"])
     else if (kind == "counters") t_counters(pa[1], pa[2], opt["kernel"], opt["launch"])
-    else if (kind == "bench") t_bench(pa[1], opt["sizes"], opt["flush"], opt["ratio"])
+    else if (kind == "bench") t_bench(pa[1], opt["sizes"], opt["flush"], opt["ratio"], opt["gpu"], opt["names"], opt["rnames"])
+    else if (kind == "gpus") t_gpus()
     else if (kind == "rows") t_rows(pa[1], opt["lesson"], opt["variants"], opt["n"], opt["cols"], opt["flush"])
     else if (kind == "excerpt") t_excerpt(rest)
     else { emit("(unknown table kind: " kind ")"); bad = 1 }
@@ -287,6 +329,7 @@ function render(spec,   kind, a, na, i, kv, opt, pos) {
 }
 BEGIN {
     NG = split(GPUS, GPU, " "); split(LABELS, LABEL, " ")
+    while ((getline line < GPUINFO) > 0) { split(line, h, "\t"); GPEAK[h[1]] = h[2]; GL2[h[1]] = h[3]; GNAME[h[1]] = h[4] }
     while ((getline line < HASHES) > 0) { split(line, h, "\t"); CUR[h[1]] = h[2] }
     while ((getline line < STAMPS) > 0) { if (line ~ /^#/) continue; split(line, h, "\t"); ST[h[1], h[2]] = h[3] }
     while ((getline line < STAIRS) > 0) {
@@ -321,7 +364,7 @@ for md in ${TABLES_FILES:-README.md lessons/[0-9][0-9]_*/notes.md}; do
     grep -q '^<!-- table: ' "$md" || continue
     out=$tmp/$(echo "$md" | tr / _)
     awk -v R="$R" -v GPUS="$gpus" -v LABELS="$labels" -v STAIRS=lessons/manifest.txt \
-        -v DERIVED="$tmp/derived.txt" -v HASHES="$tmp/hashes" -v STAMPS="$R/code.txt" -f "$tmp/prog.awk" "$md" >"$out"
+        -v DERIVED="$tmp/derived.txt" -v GPUINFO="$tmp/gpuinfo" -v HASHES="$tmp/hashes" -v STAMPS="$R/code.txt" -f "$tmp/prog.awk" "$md" >"$out"
     rc=$?
     [ $rc -eq 0 ] || { echo "tables.sh: $md: failed (awk exit $rc)" >&2; exit 2; }
     if ! cmp -s "$md" "$out"; then

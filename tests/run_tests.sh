@@ -188,6 +188,18 @@ if want host; then
     else
         bad "table figures not found under results/" "$out"
     fi
+    # The charts in results/ are drawn from results/ (scripts/plot.sh): redrawn in a scratch
+    # copy they must match, a changed CSV figure must fail (self-test), and every SVG must
+    # render in Chromium where it is installed (else skipped, and said so).
+    sh tests/check_charts.sh >"$LOG/charts.log" 2>&1
+    while IFS= read -r line; do
+        case "$line" in
+        "ok "*"# skip"*) skip "${line#ok }" ;;
+        "ok "*) ok "${line#ok }" ;;
+        "not ok "*) bad "${line#not ok }" "$(grep -A12 -F -x -- "$line" "$LOG/charts.log" | sed 1d | awk '!/^    / { exit } { print }')" ;;
+        esac
+    done <"$LOG/charts.log"
+    grep -q '^\(not \)\{0,1\}ok ' "$LOG/charts.log" || bad "tests/check_charts.sh printed no result" "$(head -n 5 "$LOG/charts.log")"
 fi
 
 # ---- 2. build ---------------------------------------------------------------
