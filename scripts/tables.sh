@@ -23,6 +23,12 @@
 #                                  the variants and ratios ("_" is a space), ratios then read 1.23×
 #   rows FILE lesson=NN [variants=a,b] [n=N] [cols=c,d] [flush=dirty|clean] (flush: files with a flush column)
 #                                  rows of results/FILE-<gpu>.csv (the harness's CSV)
+#   scaling [mode=nccl|procs]      lesson 18 on 1, 2, 4, 8 GPUs (results/procs-<k>x-<gpu>.csv):
+#                                  per n, the time on one GPU and on k, and one GPU's time over
+#                                  k's (above 1: k GPUs are faster); one process for all GPUs
+#                                  (nccl, default) or one per GPU (procs)
+#   crossover                      per GPU count and mode, the smallest measured n from which k
+#                                  GPUs beat one at every larger measured n
 #   excerpt FILE /START/ /END/ [wrap=N]   lines of results/FILE, START through the next END
 #                                  (wrap=N: lines longer than N broken at a space, the rest indented)
 #
@@ -278,6 +284,55 @@ function t_rows(file, lesson, variants, n, cols, flush,   nc, cs, g, f, r, key, 
     }
     delete RW; delete want
 }
+# lesson 18's time of variant v at n in results/procs-<k>x-<gpu>.csv ("" when missing)
+function procs_us(g, k, v, n,   f, r) { f = R "/procs-" k "x-" GPU[g] ".csv"; if (!load(f)) return ""
+    for (r = 1; r <= C[f]; r++) if (V[f, r, "variant"] == v && V[f, r, "n"] == n && V[f, r, "reps"] > 0) return V[f, r, "median_us"]
+    return "" }
+# the sizes lesson 18 was measured at on GPU g with k GPUs, ascending, into NS[]; returns their count
+function procs_sizes(g, k,   f, r, m, i, j, t, seen) { f = R "/procs-" k "x-" GPU[g] ".csv"; m = 0; if (!load(f)) return 0
+    for (r = 1; r <= C[f]; r++) if (V[f, r, "variant"] == "1gpu" && !(V[f, r, "n"] in seen)) { seen[V[f, r, "n"]] = 1; NS[++m] = V[f, r, "n"] + 0 }
+    for (i = 2; i <= m; i++) { t = NS[i]; for (j = i - 1; j >= 1 && NS[j] > t; j--) NS[j + 1] = NS[j]; NS[j + 1] = t }
+    return m }
+function t_scaling(mode,   g, k, ks, nk, i, m, ncol, a, b, any, v) {
+    if (mode == "") mode = "nccl"
+    for (g = 1; g <= NG; g++) {
+        nk = 0; for (k = 2; k <= 8; k *= 2) if (procs_us(g, k, k "gpu_" mode, "") != "" || load(R "/procs-" k "x-" GPU[g] ".csv")) ks[++nk] = k
+        if (!nk) continue
+        m = procs_sizes(g, ks[nk]); if (!m) continue
+        ncol = 0; T[++ncol] = LABEL[g] ": n"; T[++ncol] = "1 GPU"
+        for (i = 1; i <= nk; i++) { T[++ncol] = ks[i] " GPUs"; T[++ncol] = "× 1 GPU" }
+        header(ncol, 1)
+        for (i = 1; i <= m; i++) {
+            ncol = 0; T[++ncol] = fmt_n(NS[i]); any = 0
+            a = procs_us(g, ks[nk], "1gpu", NS[i]); T[++ncol] = fus(a)
+            for (v = 1; v <= nk; v++) {
+                b = procs_us(g, ks[v], ks[v] "gpu_" mode, NS[i]); T[++ncol] = fus(b)
+                # one GPU's time from the same file (the same process, in the nccl mode)
+                a = procs_us(g, ks[v], "1gpu", NS[i])
+                T[++ncol] = (a != "" && b != "") ? fx(a / b) : "–"; if (b != "") any = 1
+            }
+            if (any) emit(row(ncol))
+        }
+        emit("")
+    }
+    if (nout) nout--; else none("lesson 18 runs on several GPUs")
+}
+function t_crossover(   g, k, md, modes, i, m, a, b, from, ncol, any) {
+    ncol = 0; T[++ncol] = "GPU"; T[++ncol] = "GPUs"; T[++ncol] = "one process for all (`Ngpu_nccl`)"; T[++ncol] = "one process per GPU (`Ngpu_procs`)"
+    header(ncol, 2); any = 0; split("nccl procs", modes, " ")
+    for (g = 1; g <= NG; g++) for (k = 2; k <= 8; k *= 2) {
+        m = procs_sizes(g, k); if (!m) continue
+        ncol = 0; T[++ncol] = LABEL[g]; T[++ncol] = k
+        for (md = 1; md <= 2; md++) {
+            from = ""
+            for (i = m; i >= 1; i--) { a = procs_us(g, k, "1gpu", NS[i]); b = procs_us(g, k, k "gpu_" modes[md], NS[i])
+                if (a == "" || b == "" || b + 0 >= a + 0) break; from = NS[i] }
+            T[++ncol] = (from == "") ? "never, up to " fmt_n(NS[m]) : (from == NS[1]) ? "from " fmt_n(from) " (the smallest measured)" : "from " fmt_n(from) " (slower at " fmt_n(NS[i]) ")"
+        }
+        emit(row(ncol)); any = 1
+    }
+    if (!any) { nout = 0; none("lesson 18 runs on several GPUs") }
+}
 function t_excerpt(spec,   file, s, e, line, on, n, f, i, wrap, cut, k) {
     wrap = 0; if (match(spec, / wrap=[0-9]+$/)) { wrap = substr(spec, RSTART + 6) + 0; spec = substr(spec, 1, RSTART - 1) }
     file = spec; sub(/ .*/, "", file); s = spec; sub(/^[^ ]* +/, "", s)
@@ -323,6 +378,8 @@ function render(spec,   kind, a, na, i, kv, opt, pos) {
     else if (kind == "bench") t_bench(pa[1], opt["sizes"], opt["flush"], opt["ratio"], opt["gpu"], opt["names"], opt["rnames"])
     else if (kind == "gpus") t_gpus()
     else if (kind == "rows") t_rows(pa[1], opt["lesson"], opt["variants"], opt["n"], opt["cols"], opt["flush"])
+    else if (kind == "scaling") t_scaling(opt["mode"])
+    else if (kind == "crossover") t_crossover()
     else if (kind == "excerpt") t_excerpt(rest)
     else { emit("(unknown table kind: " kind ")"); bad = 1 }
     delete pa
