@@ -37,7 +37,7 @@ static inline double exact_sum(const float *h, size_t n, int bits, double *sum_a
     for (size_t i = 0; i < n; i++) {
         double t = ldexp((double)h[i], bits);
         int64_t k = (int64_t)t;
-        if ((double)k != t) { fprintf(stderr, "exact_sum: element %zu is not on the 2^-%d grid\n", i, bits); exit(1); }
+        if ((double)k != t) { fprintf(stderr, "%s: exact_sum: element %zu is not on the 2^-%d grid\n", g_prog, i, bits); exit(1); }
         s += k;
         a += fabs(t);
     }
@@ -50,7 +50,7 @@ static inline double exact_sum(const float *h, size_t n, int bits, double *sum_a
 static inline int distinct_results(reduce_fn fn, const float *d_x, size_t n, int reps, float *last)
 {
     uint32_t *seen = (uint32_t *)malloc((size_t)reps * sizeof(uint32_t) + 1);
-    if (!seen) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    if (!seen) { fprintf(stderr, "%s: out of host memory\n", g_prog); exit(1); }
     int k = 0;
     for (int r = 0; r < reps; r++) {
         CUDA_CHECK(cudaMemsetAsync(g_out, 0xFF, sizeof(float), 0)); // NaN: a run that writes nothing shows
@@ -142,7 +142,7 @@ static inline void print_table(const Options *opt, size_t n, int count, const ch
                                reduce_fn const *fns, const Report *timed, int reps)
 {
     float *h = (float *)malloc(n * sizeof(float) + 1), *d_x = NULL;
-    if (!h) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    if (!h) { fprintf(stderr, "%s: out of host memory\n", g_prog); exit(1); }
     CUDA_CHECK(cudaMalloc((void **)&d_x, n * sizeof(float) + 16));
     printf("\n%d runs of each variant on n=%zu; error against the exact sum (int64 fixed point on the host).\n"
            "atomic, fixed: fp32 adds (atomic / fixed-order finish); kahan: fp32 + per-thread Neumaier;\n"

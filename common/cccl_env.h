@@ -35,7 +35,7 @@ static int g_scratch_fixed; // 1: the buffer may no longer grow (timed calls)
 static inline void *scratch_for(size_t bytes)
 {
     if (bytes > g_scratch_bytes) {
-        if (g_scratch_fixed) { fprintf(stderr, "CUB asked for more scratch after it was sized\n"); exit(1); }
+        if (g_scratch_fixed) { fprintf(stderr, "%s: CUB asked for more scratch after it was sized\n", g_prog); exit(1); }
         CUDA_CHECK(cudaFree(g_scratch)); // waits for the GPU: only ever outside the timing
         CUDA_CHECK(cudaMalloc(&g_scratch, bytes));
         g_scratch_bytes = bytes;

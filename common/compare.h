@@ -21,7 +21,7 @@ static inline int run_variants(const Options *opt, const SumVariant *v, int coun
     int cap = opt->reps ? opt->reps : MAX_REPS;
     Report *r = (Report *)calloc((size_t)count, sizeof(Report));
     double *t = (double *)malloc(sizeof(double) * (size_t)cap * (size_t)count);
-    if (!r || !t) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    if (!r || !t) { fprintf(stderr, "%s: out of host memory\n", g_prog); exit(1); }
     for (int i = 0; i < count; i++) {
         r[i] = new_report(opt, v[i].name, v[i].in->n, (double)v[i].in->n * sizeof(float));
         r[i].expected = v[i].in->expected;

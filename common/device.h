@@ -4,6 +4,8 @@
 #ifndef HARNESS_DEVICE_H
 #define HARNESS_DEVICE_H
 
+#include "no_gpu.h" // the words for each reason there is no usable GPU
+
 typedef struct {
     int id;
     char name[256];
@@ -14,29 +16,21 @@ typedef struct {
 
 static Device g_dev;
 
-// No usable GPU: the program's name, CUDA's own reason and a hint, exit 1.
-// e is what the failing call returned (cudaSuccess: it found zero devices).
+// No usable GPU: two lines, exit 1. The first names the cause (no_gpu.h
+// tells a missing driver from an old one) with CUDA's own words; the second
+// is a hint. e: what `call` returned (cudaSuccess: it found zero devices).
 static inline void no_usable_gpu(cudaError_t e, const char *call)
 {
     int driver = 0;
-    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
     cudaDriverGetVersion(&driver); // 0 when no driver is installed
-    fprintf(stderr, "%s: no usable GPU: %s says \"%s\"\n", g_prog, call,
-            e == cudaSuccess ? "0 devices" : cudaGetErrorString(e));
-    if (e == cudaErrorInsufficientDriver && driver == 0)
-        fprintf(stderr, "  hint: no NVIDIA driver was found; install one (nvidia-smi should then list the GPU)\n");
-    else if (e == cudaErrorInsufficientDriver)
-        fprintf(stderr,
-                "  hint: the NVIDIA driver (CUDA %d.%d) is older than the toolkit this was built with (CUDA %d.%d):"
-                " update the driver, or build with an older toolkit\n",
-                driver / 1000, driver % 1000 / 10, CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
-    else if (visible)
-        fprintf(stderr, "  hint: CUDA_VISIBLE_DEVICES is set to \"%.40s\": only the GPUs it lists are seen"
-                        " (unset it, or list one that nvidia-smi shows)\n", visible);
-    else if (e == cudaSuccess || e == cudaErrorNoDevice)
-        fprintf(stderr, "  hint: no NVIDIA GPU is visible here (nvidia-smi lists what the driver sees)\n");
-    else
-        fprintf(stderr, "  hint: nvidia-smi shows whether the driver sees the GPU and what holds it\n");
+    int kind = e == cudaSuccess || e == cudaErrorNoDevice ? NO_GPU_NO_DEVICE
+               : e == cudaErrorInsufficientDriver         ? NO_GPU_OLD_DRIVER
+               : e == cudaErrorSystemDriverMismatch       ? NO_GPU_DRIVER_MISMATCH
+                                                          : NO_GPU_OTHER;
+    char line[512], hint[256];
+    no_gpu_text(line, sizeof line, hint, sizeof hint, g_prog, kind, driver, CUDART_VERSION,
+                getenv("CUDA_VISIBLE_DEVICES"), call, e == cudaSuccess ? "0 devices" : cudaGetErrorString(e));
+    fprintf(stderr, "%s\n%s\n", line, hint);
     exit(1);
 }
 
@@ -85,7 +79,7 @@ static inline void need_device_bytes(const Options *opt, size_t bytes)
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     size_t reserve = 2 * g_dev.l2_bytes + ((size_t)64 << 20); // L2 flush buffer + slack
     if (bytes > free_b || free_b - bytes < reserve) {
-        fprintf(stderr, "%s: -n %zu needs %.2f GiB of device memory; %s has %.2f GiB free\n", opt->lesson,
+        fprintf(stderr, "%s: -n %zu needs %.2f GiB of device memory; %s has %.2f GiB free\n", g_prog,
                 opt->n, (double)(bytes + reserve) / (1 << 30), g_dev.name, (double)free_b / (1 << 30));
         exit(2);
     }

@@ -14,8 +14,8 @@
 // run_lesson() parses the options (options.h; exit 2 on bad input), calls run
 // once for each combination of the listed values (-n 31,33 -d ints,uniform:
 // four runs) and returns 1 if any check failed, else 0. The seeded input, its
-// exact reference and the tolerance rule are in check.h; the GPU and its
-// error messages in device.h; timing over several GPUs in multi_gpu.h. The
+// exact reference and the tolerance rule are in check.h; the GPU in device.h
+// (no_gpu.h words its absence); timing over several GPUs in multi_gpu.h. The
 // host half is plain C11 (tests/test_harness.c compiles it with gcc); the GPU
 // half is compiled only under nvcc (__CUDACC__).
 #ifndef HARNESS_H
@@ -27,12 +27,12 @@
 #ifdef __CUDACC__
 #include <cuda_runtime.h>
 
-// Every CUDA call is checked: file:line, the call's text, the error string, exit 1.
+// Every CUDA call is checked: the program, file:line, the call's text, the error string, exit 1.
 #define CUDA_CHECK(call)                                                                          \
     do {                                                                                          \
         cudaError_t err_ = (call);                                                                \
         if (err_ != cudaSuccess) {                                                                \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
+            fprintf(stderr, "%s: %s:%d: %s: %s\n", g_prog, __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
             exit(1);                                                                              \
         }                                                                                         \
     } while (0)
@@ -175,7 +175,7 @@ static inline Timings timings_new(const Options *opt)
 {
     Timings s = {NULL, opt->reps ? opt->reps : MAX_REPS, 0, 0.0};
     s.us = (double *)malloc(sizeof(double) * (size_t)s.cap);
-    if (!s.us) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    if (!s.us) { fprintf(stderr, "%s: out of host memory\n", g_prog); exit(1); }
     return s;
 }
 // Keeps one repetition's time; returns 1 once enough have been timed.
@@ -291,7 +291,7 @@ static inline int run_variant(const Options *opt, const Input *in, const char *v
 static inline float *copy_input_to_host(const Input *in)
 {
     float *h = (float *)malloc(in->n * sizeof(float) + 1);
-    if (!h) { fprintf(stderr, "out of host memory for a copy of the input\n"); exit(1); }
+    if (!h) { fprintf(stderr, "%s: out of host memory for a copy of the input\n", g_prog); exit(1); }
     if (in->n) CUDA_CHECK(cudaMemcpy(h, in->d_in, in->n * sizeof(float), cudaMemcpyDeviceToHost));
     return h;
 }

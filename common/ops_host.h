@@ -10,6 +10,8 @@
 #include <cub/device/device_reduce.cuh>
 #include <cub/version.cuh>
 
+#include "welford_bound.h" // the error bounds of the Welford/Chan merges in float
+
 // CUB calls an older CUB lacks: their cub_* lines are left out, with a note.
 #define CUB_ARGMAX_PAIR (CUB_VERSION >= 200800)      // ArgMax to separate value and index outputs (CUB 2.8)
 #define CUB_TRANSFORM_REDUCE (CUB_VERSION >= 200400) // TransformReduce: cub_welford, cub_softmax (CUB 2.4)
@@ -167,11 +169,44 @@ static State run_once(Job *j)
 // Population variance M2 / count (0 for no elements).
 static double finish_var(State t) { return t.w.n > 0.0f ? (double)t.w.m2 / (double)t.w.n : 0.0; }
 
+// The most merges on any path of a Welford job's tree, and how many of them
+// can see a count above 2^24 (welford_bound.h). Ours: counted from the launch.
+// CUB's tree is CUB's; its DeviceReduce (cub/device/dispatch/dispatch_reduce.cuh)
+// spreads the input evenly over at least 5 blocks per SM (its subscription
+// factor) of at least 128 threads, each thread folding its share one element
+// at a time, and its tiles, warps and second pass add fewer than 256 merges
+// to a path; the counts above 2^24 come in the second pass's block, where at
+// most 36 merges (warp shuffles, then its warps in turn) lie on a path.
+static double job_depth(const Job *j, double *count_depth)
+{
+    if (!j->cub) return welford_depth(j->n, (size_t)grid_for(OP_MEANVAR, j->n), (size_t)g_block, UNROLL, count_depth);
+    size_t spread = (size_t)640 * (size_t)g_dev.sm_count;
+    double d = fmin((double)((j->n + spread - 1) / spread) + 256.0, (double)j->n);
+    *count_depth = fmin(36.0, d);
+    return d;
+}
+
+// Welford's bounds for n elements merged at most `depth` deep: the variance's,
+// returned, and the mean's in *mean_tol (welford_bound.h derives both).
+static double welford_tols(const Ref *ref, size_t n, double depth, double count_depth, double *mean_tol)
+{
+    if (n == 0) { *mean_tol = float_ulp(0.0); return float_ulp(0.0); } // the identity: (0, 0, 0)
+    return welford_tol((double)n, depth, count_depth, ref->mean, fmax(fabs(ref->max), fabs(ref->min)),
+                       ref->max - ref->min, ref->var, mean_tol);
+}
+
 // The check of one op's state. Bounds (tol): max, min, argmax exact (value
 // and index); softmax m exact and |s - S| <= (1e-5 + 2^-21 M) S, M the
-// largest finite |x| (below); Welford |mean - mu| <= 2^-16 (|mu| + sigma) and
-// |var - V| <= var_rel * V (1e-5, or 1e-4 for the shifted input whose
-// |mean|/sigma is ~1700). A NaN expected must come out NaN.
+// largest finite |x| (below); Welford: the count exact (up to 2^24; beyond,
+// within its own roundings, Dc x 2^-24 relative), the mean and the variance
+// within welford_bound.h's bounds for a tree `depth[0]` merges deep (Dc =
+// depth[1] of them with counts above 2^24):
+//     |mean' - mu| <= E = D (ulp(M + R) / 2 + 3 u R) + 17 u R
+//     |var' - V|   <= (2 D + 24) u V + 4 E sqrt(L V) + 4 E^2 L + 2 u R sqrt(V) + (19 u R)^2
+// (u = 2^-24, M the largest |x|, R = max - min, L = min(log2 n, D / 4)): the
+// mean's roundings are ulps of |mean|, and through d = mb - ma they reach the
+// variance, so the shifted input (|mean| / sigma ~ 1700, far more for a few
+// nearly equal values) needs the larger bound. A NaN expected must come out NaN.
 //
 // Softmax: 1e-5 S is the harness's rule for a float sum of positive terms; it
 // also covers ex2.approx's own error, a few ulp (2^-24 relative each) per ex2 a
@@ -182,7 +217,7 @@ static double finish_var(State t) { return t.w.n > 0.0f ? (double)t.w.m2 / (doub
 // number below 2 M log2e, the rescales' differences add up to at most 2 M (the
 // max only grows), at most 8 * 2^-24 M log2e in all, and an exponent off by e
 // puts 2^exponent off by e ln 2 = e / log2e, relative.
-static void check_state(int op, State g, const Ref *ref, double var_rel, Report *r)
+static void check_state(int op, State g, const Ref *ref, const double *depth, Report *r)
 {
     double got = g.v, want = 0.0;
     r->tol = -1.0;
@@ -195,34 +230,38 @@ static void check_state(int op, State g, const Ref *ref, double var_rel, Report 
         want = ref->s;
         r->tol = isnan(want) ? -1.0 : (1e-5 + ldexp(ref->amax, -21)) * ref->s;
         r->pass = isnan(want) ? isnan(got) : check_result(g.p.s, want, r->tol) && (double)g.p.m == ref->m;
-    } else { // OP_MEANVAR
-        double mean = g.w.n > 0.0f ? g.w.mean : 0.0;
+    } else { // OP_MEANVAR: neither bound is tighter than the float answer's own rounding
+        double mean = g.w.n > 0.0f ? g.w.mean : 0.0, n = (double)r->n, mean_tol;
         got = finish_var(g);
         want = ref->var;
-        // Neither bound may be tighter than the float answer's own rounding
-        // (a tiny input's variance can be a few ulps from exact however it is summed).
-        r->tol = effective_tol(want, var_rel * ref->var);
-        r->pass = !isnan(got) && fabs(got - want) <= r->tol &&
-                  fabs(mean - ref->mean) <= fmax(ldexp(fabs(ref->mean) + sqrt(ref->var), -16), float_ulp(ref->mean));
+        r->tol = welford_tols(ref, r->n, depth[0], depth[1], &mean_tol);
+        r->pass = !isnan(got) && fabs(got - want) <= r->tol && fabs(mean - ref->mean) <= mean_tol &&
+                  fabs((double)g.w.n - n) <= (n > 16777216.0 ? depth[1] * ldexp(n, -24) : 0.0);
     }
     r->result = (float)got;
     r->expected = want;
 }
 
 // Checks (and, if timed, times) one job and prints its line.
-static void run_job(const Options *opt, const char *variant, Job *job, const Ref *ref, double var_rel, int timed)
+static void run_job(const Options *opt, const char *variant, Job *job, const Ref *ref, int timed)
 {
     Report r = new_report(opt, variant, job->n, (double)job->n * sizeof(float));
+    double depth[2] = {0.0, 0.0}, mean_tol = 0.0;
+    if (job->op == OP_MEANVAR) depth[0] = job_depth(job, &depth[1]);
     State g = run_once(job);
-    check_state(job->op, g, ref, var_rel, &r);
+    check_state(job->op, g, ref, depth, &r);
     if (timed && !opt->check_only && r.pass) {
         time_work(opt, job_poison, job_work, job, &r);
         CUDA_CHECK(cudaMemcpy(&g, g_state, sizeof g, cudaMemcpyDeviceToHost)); // the last timed run
-        check_state(job->op, g, ref, var_rel, &r);
+        check_state(job->op, g, ref, depth, &r);
     }
     report_result(opt, &r);
     if (!r.pass && job->op == OP_ARGMAX) printf("    argmax index: got %lld, expected %lld\n", g.i, ref->argmax_i);
-    if (!r.pass && job->op == OP_MEANVAR) printf("    mean: got %.9g, expected %.17g\n", (double)g.w.mean, ref->mean);
+    if (!r.pass && job->op == OP_MEANVAR) {
+        welford_tols(ref, job->n, depth[0], depth[1], &mean_tol);
+        printf("    mean: got %.9g, expected %.17g (tol %.3g); count: got %.0f, expected %zu\n", (double)g.w.mean,
+               ref->mean, mean_tol, (double)g.w.n, job->n);
+    }
     if (!r.pass && job->op == OP_SOFTMAX) printf("    m: got %.9g, expected %.9g\n", (double)g.p.m, ref->m);
 }
 
@@ -234,8 +273,8 @@ static void run_ops(const Options *opt, const Input *in, const Ref *ref)
     static const char *const cub_name[OP_NAIVE] = {"cub_max", "cub_min", "cub_argmax", "cub_welford", "cub_softmax"};
     for (int op = 0; op < OP_NAIVE; op++) {
         Job ours = {op, 0, in->d_in, in->n}, lib = {op, 1, in->d_in, in->n};
-        run_job(opt, name[op], &ours, ref, 1e-5, 1);
-        if (in->n > 0 && cub_has(op)) run_job(opt, cub_name[op], &lib, ref, 1e-5, 1);
+        run_job(opt, name[op], &ours, ref, 1);
+        if (in->n > 0 && cub_has(op)) run_job(opt, cub_name[op], &lib, ref, 1);
     }
 }
 
@@ -262,7 +301,7 @@ static void planted_tests(const Options *opt, const Input *in, float *d_x, const
             CUDA_CHECK(cudaMemcpy(d_x, in->d_in, bytes, cudaMemcpyDeviceToDevice));
             CUDA_CHECK(cudaMemcpy(d_x + pos[k], &nan, sizeof nan, cudaMemcpyHostToDevice));
             Job j = {op, 0, d_x, n};
-            check_state(op, run_once(&j), &want, 0.0, &r);
+            check_state(op, run_once(&j), &want, NULL, &r);
         }
         report_result(opt, &r);
     }
@@ -280,7 +319,7 @@ static void planted_tests(const Options *opt, const Input *in, float *d_x, const
         if ((long long)pos[k] < want.argmax_i) want.argmax_i = (long long)pos[k];
     }
     Job j = {OP_ARGMAX, 0, d_x, n};
-    run_job(opt, "argmax_ties", &j, &want, 0.0, 0);
+    run_job(opt, "argmax_ties", &j, &want, 0);
 }
 
 // Human mode: Welford against the naive E[x^2] - E[x]^2, on x and on x + SHIFT.
@@ -311,7 +350,7 @@ static void variance_table(size_t n, const float *d_in, float *d_shifted, const 
 // appear; argmax is index 0, a real index (the absorb must set one even where
 // no value beats the start). All NaN: argmax (NaN, 0), since NaN ranks below
 // every number; then with -inf at n/2 and n - 1, (-inf, n/2). Shifted: Welford
-// within 1e-4, and in human mode the variance table.
+// within its bounds (check_state), and in human mode the variance table.
 static void edge_tests(const Options *opt, const Input *in, float *d_x, float *h, const Ref *ref)
 {
     size_t n = in->n;
@@ -322,14 +361,14 @@ static void edge_tests(const Options *opt, const Input *in, float *d_x, float *h
     for (size_t i = 0; i < n; i++) h[i] = -INFINITY;
     if (n) CUDA_CHECK(cudaMemcpy(d_x, h, n * sizeof(float), cudaMemcpyHostToDevice));
     Job softmax = {OP_SOFTMAX, 0, d_x, n}, argmax = {OP_ARGMAX, 0, d_x, n};
-    run_job(opt, "softmax_ninf", &softmax, &want, 0.0, 0);
-    run_job(opt, "argmax_ninf", &argmax, &want, 0.0, 0);
+    run_job(opt, "softmax_ninf", &softmax, &want, 0);
+    run_job(opt, "argmax_ninf", &argmax, &want, 0);
 
     Report r = new_report(opt, "argmax_nan", n, (double)n * sizeof(float));
     CUDA_CHECK(cudaMemset(d_x, 0xFF, n * sizeof(float))); // 0xFFFFFFFF is a NaN
     if (n > 0) want.argmax_v = NAN;
     State g = run_once(&argmax);
-    check_state(OP_ARGMAX, g, &want, 0.0, &r);
+    check_state(OP_ARGMAX, g, &want, NULL, &r);
     if (n > 0 && r.pass) {
         const float ninf = -INFINITY;
         CUDA_CHECK(cudaMemcpy(d_x + n - 1, &ninf, sizeof ninf, cudaMemcpyHostToDevice));
@@ -337,7 +376,7 @@ static void edge_tests(const Options *opt, const Input *in, float *d_x, float *h
         want.argmax_v = -INFINITY;
         want.argmax_i = (long long)(n / 2);
         g = run_once(&argmax);
-        check_state(OP_ARGMAX, g, &want, 0.0, &r);
+        check_state(OP_ARGMAX, g, &want, NULL, &r);
     }
     report_result(opt, &r);
     if (!r.pass) printf("    argmax index: got %lld, expected %lld\n", g.i, want.argmax_i);
@@ -347,7 +386,7 @@ static void edge_tests(const Options *opt, const Input *in, float *d_x, float *h
     Ref ref_shifted = host_ref(h, n);
     if (n) CUDA_CHECK(cudaMemcpy(d_x, h, n * sizeof(float), cudaMemcpyHostToDevice));
     Job shifted = {OP_MEANVAR, 0, d_x, n};
-    run_job(opt, "welford_shift", &shifted, &ref_shifted, 1e-4, 0);
+    run_job(opt, "welford_shift", &shifted, &ref_shifted, 0);
     if (!opt->csv && !opt->check_only && n > 0) variance_table(n, in->d_in, d_x, ref, &ref_shifted);
 }
 

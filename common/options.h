@@ -78,8 +78,15 @@ typedef struct {
 // -m/-k are taken only by lessons that reduce the rows of a matrix; they call
 // run_lesson_shape(), which sets this. Everywhere else -m/-k are bad input.
 static int g_takes_shape = 0;
-// The program's name as run (basename of argv[0]), for messages.
+// The program's name as run (basename of argv[0]): every message of the
+// harness starts with it, as `lesson04: ...`.
 static const char *g_prog = "reduce";
+static inline void set_prog_name(const char *argv0)
+{
+    if (!argv0 || !*argv0) return;
+    const char *slash = strrchr(argv0, '/');
+    g_prog = slash && slash[1] ? slash + 1 : argv0;
+}
 
 // An exercise or solution run without -n checks these sizes, with both inputs:
 // empty, tiny, one past a warp, not a power of two, and two larger ones.
@@ -272,10 +279,7 @@ static inline int parse_options_r(int argc, char **argv, Options *opt, const Les
     opt->offset_list[0] = 0;
     opt->n_count = opt->seed_count = opt->dist_count = opt->offset_count = opt->block_count = 1;
     opt->lesson = info->lesson;
-    if (argc > 0 && argv[0]) {
-        const char *slash = strrchr(argv[0], '/');
-        g_prog = slash ? slash + 1 : argv[0];
-    }
+    if (argc > 0) set_prog_name(argv[0]);
     err[0] = '\0';
     optind = 0; // glibc: 0 starts a fresh scan (the unit tests parse many times)
     opterr = 0; // we print our own one-line messages
@@ -385,7 +389,7 @@ static inline void parse_options_or_exit(int argc, char **argv, Options *opt, co
         exit(0);
     }
     if (rc == 2) {
-        fprintf(stderr, "%s: %s\n", info->lesson, err);
+        fprintf(stderr, "%s: %s\n", g_prog, err);
         exit(2);
     }
 }

@@ -48,7 +48,7 @@ static inline pid_t spawn_self(const char *who, char **argv, const char *drop_pr
     size_t n = 0, k = 0, drop = strlen(drop_prefix);
     while (environ[n]) n++;
     char **envp = (char **)malloc((n + (size_t)nextra + 1) * sizeof(char *));
-    if (!envp) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    if (!envp) { fprintf(stderr, "%s: out of host memory\n", g_prog); exit(1); }
     for (size_t i = 0; i < n; i++)
         if (strncmp(environ[i], drop_prefix, drop) != 0) envp[k++] = environ[i];
     for (int i = 0; i < nextra; i++) envp[k++] = (char *)extra[i];
@@ -155,7 +155,7 @@ static inline int wait_children(const char *who, const pid_t *pid, int n)
 static inline char **copy_argv(int argc, char **argv)
 {
     char **all = (char **)malloc(((size_t)argc + 1) * sizeof(char *));
-    if (!all) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    if (!all) { fprintf(stderr, "%s: out of host memory\n", g_prog); exit(1); }
     memcpy(all, argv, ((size_t)argc + 1) * sizeof(char *));
     return all;
 }

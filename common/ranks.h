@@ -27,7 +27,8 @@
     do {                                                                                            \
         ncclResult_t r_ = (call);                                                                   \
         if (r_ != ncclSuccess) {                                                                    \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, ncclGetErrorString(r_)); \
+            fprintf(stderr, "%s: %s:%d: %s: %s\n", g_prog, __FILE__, __LINE__, #call,                 \
+                    ncclGetErrorString(r_));                                                        \
             exit(1);                                                                                \
         }                                                                                           \
     } while (0)
@@ -54,7 +55,6 @@ static TimedDevice g_timed[MAX_GPUS]; // each GPU's stream, join event and flush
 static int g_ngpu;                    // GPUs this process drives (one process: all visible ones)
 static ncclComm_t g_comms[MAX_GPUS];  // one process: GPU d's rank in the communicator
 static int g_nvls_ours;               // NCCL_NVLS_ENABLE was set by the lesson's main(), not by the caller
-static const char *g_lesson = "";     // the lesson's name, for error lines (set by procs_options)
 
 // The report's gpu column, "g x <this GPU's name>". 256 bytes, as the CSV's
 // column: a name too long is cut.
@@ -372,7 +372,7 @@ static float *g_scratch_d = NULL, *g_scratch_h = NULL; // [0]: barrier and time;
 static inline void rank_fail(const char *what, const char *why)
 {
     if (g_comm) ncclCommAbort(g_comm);
-    fprintf(stderr, "%s rank %d of %d: %s: %s\n", g_lesson, g_rank, g_nranks, what, why);
+    fprintf(stderr, "%s rank %d of %d: %s: %s\n", g_prog, g_rank, g_nranks, what, why);
     exit(1);
 }
 
@@ -472,7 +472,7 @@ static inline void exact_reference(const Options *opt, double *expected, double 
 {
     const size_t chunk = (size_t)1 << 22;
     float *h = (float *)malloc(chunk * sizeof(float));
-    if (!h) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    if (!h) { fprintf(stderr, "%s: out of host memory\n", g_prog); exit(1); }
     int64_t sum = 0, sum_abs = 0;
     for (size_t done = 0; done < opt->n; done += chunk)
         fill_input(h, done, opt->n - done < chunk ? opt->n - done : chunk, opt->seed, opt->dist, &sum, &sum_abs);
@@ -618,7 +618,7 @@ static inline int run_lesson_rank(int argc, char **argv, const LessonInfo *info,
 // The parent failed before any rank started: one line, exit code 1.
 static inline int parent_fail(const char *what, const char *why)
 {
-    fprintf(stderr, "%s --procs: %s: %s\n", g_lesson, what, why);
+    fprintf(stderr, "%s --procs: %s: %s\n", g_prog, what, why);
     return 1;
 }
 
@@ -632,7 +632,7 @@ static inline int count_gpus_here(const char *fd_text)
     char buf[32];
     int len = snprintf(buf, sizeof buf, "%d\n", n);
     if (write(fd, buf, (size_t)len) == len) return 0;
-    fprintf(stderr, "%s --procs: could not report the GPU count: %s\n", g_lesson, strerror(errno));
+    fprintf(stderr, "%s --procs: could not report the GPU count: %s\n", g_prog, strerror(errno));
     return 3; // not 1: the parent reads exit 1 as "no usable GPU, already said"
 }
 
@@ -644,7 +644,7 @@ static inline int count_gpus_in_a_child(char **argv)
     // it, and waitpid would never report them: take the default back.
     signal(SIGCHLD, SIG_DFL);
     char who[128];
-    snprintf(who, sizeof who, "%s --procs", g_lesson);
+    snprintf(who, sizeof who, "%s --procs", g_prog);
     int n = count_in_a_child(argv, who, ENV_PREFIX, ENV_COUNT_FD, "the GPUs", WAIT_S);
     return n < MAX_GPUS ? n : MAX_GPUS;
 }
@@ -665,10 +665,10 @@ static inline int start_ranks(char **argv, int n, const ncclUniqueId *id)
     for (int r = 0; r < n; r++) {
         snprintf(rank_var[r], sizeof rank_var[r], ENV_RANK "=%d", r);
         const char *extra[] = {rank_var[r], n_var, id_var};
-        pid[r] = spawn_self(g_lesson, argv, ENV_PREFIX, extra, 3);
+        pid[r] = spawn_self(g_prog, argv, ENV_PREFIX, extra, 3);
     }
     char who[128];
-    snprintf(who, sizeof who, "%s --procs", g_lesson);
+    snprintf(who, sizeof who, "%s --procs", g_prog);
     return wait_children(who, pid, n);
 }
 
@@ -691,7 +691,7 @@ static inline int rank_from_env(void)
     }
     if (!ok) {
         fprintf(stderr, "%s: " ENV_RANK ", " ENV_NRANKS " and " ENV_ID " are set but not valid (they are for the "
-                        "processes that --procs starts)\n", g_lesson);
+                        "processes that --procs starts)\n", g_prog);
         exit(2);
     }
     g_rank = (int)rank;
@@ -705,8 +705,8 @@ static inline int rank_from_env(void)
 // again. Returns 1 if --procs was given.
 static inline int procs_options(int *argc, char **argv, const LessonInfo *info)
 {
-    g_lesson = info->lesson;
-    int procs = take_flag(argc, argv, "--procs", info->lesson);
+    if (*argc > 0) set_prog_name(argv[0]); // before anything can fail
+    int procs = take_flag(argc, argv, "--procs", g_prog);
     Options opt;
     char err[512];
     int rc = parse_options_r(*argc, argv, &opt, info, err, sizeof err);
@@ -716,7 +716,7 @@ static inline int procs_options(int *argc, char **argv, const LessonInfo *info)
         exit(0);
     }
     if (rc == 2) {
-        fprintf(stderr, "%s: %s\n", info->lesson, err);
+        fprintf(stderr, "%s: %s\n", g_prog, err);
         exit(2);
     }
     return procs;

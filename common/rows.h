@@ -93,7 +93,7 @@ static inline HostCheck host_check_new(const Options *opt, const Input *in)
     HostCheck c = {copy_input_to_host(in), (int64_t *)malloc(CHECK_ROWS * sizeof(int64_t)),
                    (int64_t *)malloc(CHECK_ROWS * sizeof(int64_t)), (float *)malloc(CHECK_ROWS * sizeof(float)),
                    input_scale(opt->dist), opt->dist == DIST_INTS};
-    if (!c.sum || !c.sum_abs || !c.out) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    if (!c.sum || !c.sum_abs || !c.out) { fprintf(stderr, "%s: out of host memory\n", g_prog); exit(1); }
     return c;
 }
 static inline void host_check_free(HostCheck *c)

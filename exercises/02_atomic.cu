@@ -80,7 +80,7 @@ static int run(Options opt)
 {
     g_block = opt.block;
     if ((opt.n + g_block - 1) / g_block > (size_t)INT_MAX) {
-        fprintf(stderr, "%s: -n %zu needs more than 2^31-1 blocks of %d threads\n", info.lesson, opt.n, g_block);
+        fprintf(stderr, "%s: -n %zu needs more than 2^31-1 blocks of %d threads\n", g_prog, opt.n, g_block);
         return 2;
     }
     Input in = make_input_extra(&opt, (opt.n + 1) * sizeof(float)); // + the negated copy

@@ -154,7 +154,7 @@ static int run(Options opt)
     // First pass: one block per g_block elements; gridDim.x can be at most 2^31 - 1.
     size_t p0 = (opt.n + g_block - 1) / g_block; // blocks of pass 1
     if (p0 > (size_t)INT_MAX) {
-        fprintf(stderr, "%s: -n %zu needs more than 2^31-1 blocks of %d threads\n", info.lesson, opt.n, g_block);
+        fprintf(stderr, "%s: -n %zu needs more than 2^31-1 blocks of %d threads\n", g_prog, opt.n, g_block);
         return 2;
     }
     // Pass 1 writes at most p0 x 16 partials into buffer 0, pass 2 at most p1 x 16

@@ -194,7 +194,7 @@ static int run(Options opt)
     cudaLaunchConfig_t cfg = cluster_config(CLUSTER_SIZE, &attr);
     CUDA_CHECK(cudaOccupancyMaxActiveClusters(&g_max_clusters, reduce_cluster_kernel, &cfg));
     if (g_max_clusters < 1) {
-        fprintf(stderr, "%s: a cluster of %d blocks does not fit on %s\n", opt.lesson, CLUSTER_SIZE, g_dev.name);
+        fprintf(stderr, "%s: a cluster of %d blocks does not fit on %s\n", g_prog, CLUSTER_SIZE, g_dev.name);
         return 1;
     }
     CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_clusters * sizeof(float)));

@@ -209,7 +209,7 @@ static int run(Options opt)
         for (int k = 0; k < N_RULES; k++) {
             size_t chunk_len, blocks = shapes[i].rows * chunks_for(shapes[i], RULES[k][0], RULES[k][1], &chunk_len);
             if (blocks > 0x7fffffffu) {
-                fprintf(stderr, "%s: %zu rows is more than one launch can take\n", info.lesson, shapes[i].rows);
+                fprintf(stderr, "%s: %zu rows is more than one launch can take\n", g_prog, shapes[i].rows);
                 exit(2);
             }
             if (blocks > most_blocks) most_blocks = blocks;

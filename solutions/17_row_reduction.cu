@@ -188,7 +188,7 @@ static int run(Options opt)
     if (opt.have_shape) {
         if (opt.cols == 0 || opt.cols > MAX_COLS) {
             fprintf(stderr, "%s: -k %zu: rows of 1 to %d floats here (a wider row wants a block: lesson 17)\n",
-                    info.lesson, opt.cols, MAX_COLS);
+                    g_prog, opt.cols, MAX_COLS);
             return 2;
         }
         shapes[count++] = shape(opt.rows, opt.cols, opt.rows * opt.cols);
@@ -200,7 +200,7 @@ static int run(Options opt)
         if (shapes[i].n > most_n) most_n = shapes[i].n;
         if (shapes[i].rows > most_rows) most_rows = shapes[i].rows;
         if (blocks_for(shapes[i]) > (size_t)INT_MAX) {
-            fprintf(stderr, "%s: %zu rows need more than 2^31-1 blocks of %d threads\n", info.lesson,
+            fprintf(stderr, "%s: %zu rows need more than 2^31-1 blocks of %d threads\n", g_prog,
                     shapes[i].rows, g_block);
             return 2;
         }

@@ -101,6 +101,26 @@ if want host; then
         esac
     done <"$LOG/test_make.log"
     [ -s "$LOG/test_make.log" ] || bad "tests/test_make.sh printed nothing"
+    # Lesson 16's Welford bounds (common/welford_bound.h) against a host replay of its merges.
+    if gcc -std=c11 -Wall -Wextra -Werror -pedantic -O2 -Icommon tests/welford_sim.c -o $B/welford_sim -lm \
+        >"$LOG/welford_sim_build.log" 2>&1; then
+        if $B/welford_sim >"$LOG/welford_sim.log" 2>&1; then
+            ok "$(grep -m1 '^ok ' "$LOG/welford_sim.log" | cut -c4-); $(grep -m1 '^# worst variance' "$LOG/welford_sim.log" | cut -c3- | sed 's/ (.*//')"
+        else
+            bad "Welford bounds: lesson 16's merges replayed on the host break them" "$(grep -v '^ok' "$LOG/welford_sim.log")"
+        fi
+    else
+        bad "tests/welford_sim.c does not compile as C11" "$(cat "$LOG/welford_sim_build.log")"
+    fi
+    # Without cuobjdump or ncu, make lessonNN.sass and make profile show what results/ ships.
+    out=$(CUOBJDUMP= sh scripts/listing.sh sass lesson04 ./lesson04 "$LOG/none.sass" 2>&1); rc=$?
+    if [ $rc -eq 2 ] && grep -q 'cuobjdump not found' <<<"$out" && grep -q 'Function : _Z13reduce_kernelPKfmPf' <<<"$out" &&
+        [ ! -e "$LOG/none.sass" ]; then ok "make lesson04.sass without cuobjdump shows results/sass-lesson04-sm_90.txt"
+    else bad "make lesson04.sass without cuobjdump shows no shipped listing (exit $rc)" "$out"; fi
+    out=$(NCU=/nonexistent/ncu sh scripts/profile.sh 4 2>&1); rc=$?
+    if [ $rc -eq 2 ] && grep -q 'Nsight Compute' <<<"$out" && grep -Eq '^  launch__grid_size +65536 ' <<<"$out"; then
+        ok "make profile L=4 without ncu shows lesson 04's rows of results/counters-<gpu>.csv"
+    else bad "make profile L=4 without ncu shows no shipped counters (exit $rc)" "$out"; fi
     # The lessons' layout: manifest, sizes, make diff against the base, lesson 12's shared pieces.
     sh tests/check_layout.sh >"$LOG/layout.log" 2>&1
     while IFS= read -r line; do
@@ -239,6 +259,15 @@ if want build; then
         "$B/$b" -h >"$LOG/opt.out" 2>&1 && grep -q "^usage:" "$LOG/opt.out" || fails="$fails-h does not print usage"$'\n'
         if [ -z "$fails" ]; then ok "$b rejects ${#BAD_OPTS[@]} bad options (exit 2, one line)"; else bad "$b bad options" "$fails"; fi
     done
+    # Without a GPU the first line of a lesson's error names the cause, and the program as typed.
+    if [ -x "$B/lesson04" ] && ! { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; }; then
+        "$B/lesson04" -n 1 --check >/dev/null 2>"$LOG/nogpu.err"; rc=$?
+        want='^lesson04: no usable GPU: '
+        ldconfig -p 2>/dev/null | grep -q 'libcuda\.so' || want="${want}no NVIDIA driver was found \\("
+        if [ $rc -eq 1 ] && [ "$(wc -l <"$LOG/nogpu.err")" -eq 2 ] && head -n 1 "$LOG/nogpu.err" | grep -Eq "$want"; then
+            ok "no GPU: lesson04's first line says why ($(head -n 1 "$LOG/nogpu.err" | sed 's/ (.*//'))"
+        else bad "no GPU: lesson04's first line does not say why (exit $rc)" "$(cat "$LOG/nogpu.err")"; fi
+    fi
 fi
 
 # ---- 3. ptx -----------------------------------------------------------------
@@ -280,6 +309,14 @@ if want ptx; then
             bad "$b PTX: count_done's atom.global takes a generic address (convert it with __cvta_generic_to_global)"
         fi
     done
+    # make lessonNN.ptx opens with the lesson's own kernels (scripts/listing.sh), and ptxas still takes the file.
+    if nvcc -ptx -arch=sm_90 -std=c++17 -Icommon -o "$LOG/order04.ptx" lessons/04_*/04_*.cu >"$LOG/order04.log" 2>&1 &&
+        sh scripts/listing.sh ptx lessons/04_*/04_*.cu "$LOG/order04.ptx" sm_90 >>"$LOG/order04.log" 2>&1 &&
+        grep -m1 -E '^(\.visible |\.weak )*\.entry ' "$LOG/order04.ptx" | grep -q '_Z13reduce_kernelPKfmPf' &&
+        grep -q 'harness_l2_clean_read' "$LOG/order04.ptx" &&
+        { ! command -v ptxas >/dev/null || ptxas -arch=sm_90 -o "$LOG/order04.cubin" "$LOG/order04.ptx" >>"$LOG/order04.log" 2>&1; }; then
+        ok "lesson04.ptx lists reduce_kernel first, the harness's kernel after it, and ptxas takes it"
+    else bad "lesson04.ptx: the lesson's kernel is not first, or ptxas refuses the reordered file" "$(cat "$LOG/order04.log")"; fi
 fi
 
 # ---- 4. exercises -----------------------------------------------------------
@@ -403,6 +440,7 @@ if want gpu; then
         for b in $BIG; do skip "$b n = 2^31+5: $why"; done
         [[ " $RUNNABLE " == *" lesson18 "* ]] && skip "lesson18 --procs (one process per GPU): $why"
         skip "lesson12 fixed variant bitwise repeatable: $why"
+        skip "lesson16 Welford sweep, n = 1..64: $why"
         skip "device-memory limits: $why"
         skip "compute-sanitizer memcheck, racecheck, synccheck: $why"
         echo "  gpu tier SKIPPED: $why"
@@ -465,6 +503,13 @@ if want gpu; then
             echo "  running $(wc -l <"$J") processes, $GPU_JOBS at a time"
             run_jobs "$J" "$LOG/gpu_results.txt"
             tally "$LOG/gpu_results.txt"
+        fi
+
+        if part matrix && [[ " $RUNNABLE " == *" lesson16 "* ]]; then
+            sh tests/welford_sweep.sh "$B/lesson16" >"$LOG/welford_sweep.log" 2>&1; rc=$?
+            nok=$(grep -c '^ok ' "$LOG/welford_sweep.log"); nbad=$(grep -c '^not ok ' "$LOG/welford_sweep.log")
+            if [ $rc -eq 0 ] && [ "$nbad" -eq 0 ] && [ "$nok" -gt 0 ]; then ok "lesson16 Welford sweep: $nok of $nok (variant x input x seed) pass at every n from 1 to 64"
+            else bad "lesson16 Welford sweep: $nbad failed (exit $rc)" "$(grep -A2 '^not ok' "$LOG/welford_sweep.log" | head -n 15)"; fi
         fi
 
         # lesson18 --procs: a rank killed mid-run is named, the others are

@@ -8,6 +8,7 @@
 // A lesson may set its own default n; this file does, to test that it takes.
 #define LESSON_DEFAULT_N ((size_t)1 << 20)
 #include "harness.h"
+#include "no_gpu.h" // device.h's messages, without the GPU half
 
 static int g_bad = 0;
 
@@ -462,6 +463,38 @@ static void test_report(void)
     CHECK(strstr(line, "FAIL  got 13 expected 12") != NULL, "human: failure shows got and expected");
 }
 
+// The two lines of "no usable GPU": the true cause first, CUDA's words in it,
+// the program named as run; one hint. (device.h picks the kind from CUDA.)
+static void test_no_gpu_messages(void)
+{
+    char line[512], hint[256];
+    const char *insufficient = "CUDA driver version is insufficient for CUDA runtime version";
+    Options o;
+    parse_prog("build/x/lesson04", "", &o, &runtime_info);
+    CHECK(strcmp(g_prog, "lesson04") == 0, "program name: the basename of argv[0]");
+    no_gpu_text(line, sizeof line, hint, sizeof hint, g_prog, NO_GPU_OLD_DRIVER, 0, 13000, NULL, "cudaGetDeviceCount",
+                insufficient);
+    CHECK(strncmp(line, "lesson04: no usable GPU: no NVIDIA driver was found (", 53) == 0 && strstr(line, insufficient) &&
+              strstr(hint, "install the NVIDIA driver") && !strchr(line, '\n') && !strchr(hint, '\n'),
+          "no GPU: no driver is the first thing said, CUDA's words after it");
+    no_gpu_text(line, sizeof line, hint, sizeof hint, "lesson04", NO_GPU_OLD_DRIVER, 12020, 13000, "0",
+                "cudaGetDeviceCount", insufficient);
+    CHECK(strstr(line, "no usable GPU: the NVIDIA driver (CUDA 12.2) is older than the CUDA 13.0") == line + 10 &&
+              strstr(hint, "update the driver"),
+          "no GPU: an old driver says both versions");
+    no_gpu_text(line, sizeof line, hint, sizeof hint, "lesson04", NO_GPU_NO_DEVICE, 12080, 12080, "", "cudaGetDeviceCount",
+                "no CUDA-capable device is detected");
+    CHECK(strstr(line, "no GPU is visible with CUDA_VISIBLE_DEVICES=\"\"") && strstr(hint, "unset it"),
+          "no GPU: an empty CUDA_VISIBLE_DEVICES is named as the cause");
+    no_gpu_text(line, sizeof line, hint, sizeof hint, "lesson04", NO_GPU_NO_DEVICE, 12080, 12080, NULL,
+                "cudaGetDeviceCount", "0 devices");
+    CHECK(strstr(line, "the NVIDIA driver sees no GPU") && strstr(hint, "nvidia-smi"), "no GPU: none seen by the driver");
+    no_gpu_text(line, sizeof line, hint, sizeof hint, "lesson04", NO_GPU_OTHER, 12080, 12080, NULL, "cudaSetDevice(0)",
+                "all CUDA-capable devices are busy or unavailable");
+    CHECK(strstr(line, "cudaSetDevice(0) says \"all CUDA-capable devices are busy") && strstr(hint, "nvidia-smi"),
+          "no GPU: any other error in CUDA's words");
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); // each line out at once, should a test be stopped
@@ -478,5 +511,6 @@ int main(void)
     test_input();
     test_check_and_median();
     test_report();
+    test_no_gpu_messages();
     return g_bad ? 1 : 0;
 }

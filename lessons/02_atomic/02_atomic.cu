@@ -65,7 +65,7 @@ static int run(Options opt)
     g_block = opt.block;
     // One thread per element: gridDim.x can be at most 2^31 - 1 blocks.
     if ((opt.n + g_block - 1) / g_block > (size_t)INT_MAX) {
-        fprintf(stderr, "%s: -n %zu needs more than 2^31-1 blocks of %d threads\n", info.lesson, opt.n, g_block);
+        fprintf(stderr, "%s: -n %zu needs more than 2^31-1 blocks of %d threads\n", g_prog, opt.n, g_block);
         return 2;
     }
     Input in = make_input(&opt);

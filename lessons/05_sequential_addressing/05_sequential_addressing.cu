@@ -85,7 +85,7 @@ static int run(Options opt)
     // First pass: one block per g_block elements; gridDim.x can be at most 2^31 - 1.
     size_t p0 = (opt.n + g_block - 1) / g_block; // partials written by pass 1
     if (p0 > (size_t)INT_MAX) {
-        fprintf(stderr, "%s: -n %zu needs more than 2^31-1 blocks of %d threads\n", info.lesson, opt.n, g_block);
+        fprintf(stderr, "%s: -n %zu needs more than 2^31-1 blocks of %d threads\n", g_prog, opt.n, g_block);
         return 2;
     }
     size_t p1 = (p0 + g_block - 1) / g_block; // partials written by pass 2; later passes write fewer

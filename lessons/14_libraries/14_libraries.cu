@@ -44,7 +44,7 @@ static __device__ float block_sum(float v);
     do {                                                                                      \
         cublasStatus_t st_ = (call);                                                          \
         if (st_ != CUBLAS_STATUS_SUCCESS) {                                                   \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cublasGetStatusString(st_)); \
+            fprintf(stderr, "%s: %s:%d: %s: %s\n", g_prog, __FILE__, __LINE__, #call, cublasGetStatusString(st_)); \
             exit(1);                                                                          \
         }                                                                                     \
     } while (0)
