@@ -5,6 +5,8 @@
 # ./exerciseNN, solutions/NN_name.cu -> ./solutionNN.
 # The recipes and scripts/ use POSIX sh only (Debian's and Ubuntu's /bin/sh is dash).
 
+# The compiler; its toolkit (the folder above its bin/) is the one used, for
+# NCCL and cuobjdump too, whatever CUDA_HOME says.
 NVCC      ?= nvcc
 # GPU architecture(s) to build for: the GPU's own (read from nvidia-smi), 90
 # when there is none. Any of: native, sm_90, 9.0, 90, or a list: ARCH="75 90".
@@ -27,6 +29,17 @@ CCCL_HOME ?=
 # Goals that compile nothing themselves check no compiler (make help works anywhere).
 NOBUILD_GOALS := help diff profile check hint plot tables clean test
 BUILD_GOALS   := $(filter-out $(NOBUILD_GOALS),$(or $(MAKECMDGOALS),all))
+
+# Builds run in parallel, one job per core, unless you gave -j yourself (make -j1: one at a time).
+ifneq ($(BUILD_GOALS),)
+ifeq ($(MAKELEVEL)$(filter -j% --jobs%,$(MAKEFLAGS)),0)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+endif
+endif
+# ... but never clean beside a build (make clean all): one goal after the other.
+ifneq ($(and $(filter clean,$(MAKECMDGOALS)),$(filter-out clean,$(MAKECMDGOALS))),)
+.NOTPARALLEL:
+endif
 
 # ---- the compiler and the architecture --------------------------------------
 NVCC_PATH := $(shell command -v $(NVCC) 2>/dev/null)
@@ -70,22 +83,31 @@ endif
 ifneq ($(ARCH_BAD),)
 $(error ARCH=$(ARCH_BAD) is not a GPU architecture: use native, sm_90, 9.0 or 90, or a list such as ARCH="75 90")
 endif
+# Each architecture must be one this nvcc builds for (90a counts as 90).
+NVCC_ARCHS  := $(shell $(NVCC) --list-gpu-arch 2>/dev/null | sed -n 's/^compute_//p' | sort -n)
+ARCH_NOTHERE := $(strip $(if $(NVCC_ARCHS),$(foreach a,$(ARCH),$(if $(filter $(patsubst %a,%,$(patsubst %f,%,$(a))),$(NVCC_ARCHS)),,$(a)))))
+ifneq ($(ARCH_NOTHERE),)
+$(error ARCH=$(strip $(ARCH_NOTHERE)): CUDA $(NVCC_VERSION) ($(NVCC_PATH)) cannot build for $(if $(word 2,$(ARCH_NOTHERE)),these architectures,this architecture); it builds for $(NVCC_ARCHS)$(if $(filter 10% 11% 12%,$(ARCH_NOTHERE)), (Blackwell, 100 and 120, needs CUDA 12.8 or newer)))
+endif
 ifeq ($(ARCH_FROM)$(MAKELEVEL),default0)
 $(info note: $(if $(NVSMI),nvidia-smi lists no GPU,no nvidia-smi on this machine), so this builds for sm_90 (H100, H200); choose with ARCH=80, ARCH="75 90" or ARCH=native)
 endif
 endif
 
 # ---- libraries --------------------------------------------------------------
-# NCCL (lesson 18): found beside CUDA, in the system, or at NCCL_HOME.
-CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC_PATH))
-NCCL_HOME ?= $(firstword $(foreach d,$(CUDA_HOME) /usr /usr/local,$(if $(wildcard $(d)/include/nccl.h),$(d))))
+# The toolkit is the folder above NVCC's bin/ (links followed); an inherited
+# CUDA_HOME that names another one is not used.
+TOOLKIT   := $(patsubst %/bin/nvcc,%,$(or $(realpath $(NVCC_PATH)),$(NVCC_PATH)))
+# NCCL (lesson 18): found beside the compiler, in the system, or at NCCL_HOME
+# (a folder counts where it has both include/nccl.h and the library).
+NCCL_HOME ?= $(firstword $(foreach d,$(TOOLKIT) /usr /usr/local,$(if $(and $(wildcard $(d)/include/nccl.h),$(wildcard $(d)/lib64/libnccl.so* $(d)/lib/libnccl.so* $(d)/lib/*/libnccl.so*)),$(d))))
 # (no -I/-L for places the compiler searches anyway: an explicit -I/usr/include breaks C++ headers)
-NCCL_FLAGS := $(if $(filter-out /usr /usr/local $(CUDA_HOME),$(NCCL_HOME)),-I$(NCCL_HOME)/include -L$(NCCL_HOME)/lib64 -L$(NCCL_HOME)/lib)
+NCCL_FLAGS := $(if $(filter-out /usr /usr/local $(TOOLKIT),$(NCCL_HOME)),-I$(NCCL_HOME)/include -L$(NCCL_HOME)/lib64 -L$(NCCL_HOME)/lib)
 # A newer CCCL goes first on the include path, so that its CUB wins over the toolkit's.
 CCCL_INC   := $(if $(strip $(CCCL_HOME)),$(patsubst %/cub/cub.cuh,%,$(firstword $(wildcard $(CCCL_HOME)/include/cccl/cub/cub.cuh $(CCCL_HOME)/include/cub/cub.cuh))))
 CCCL_FOUND := $(CCCL_INC)
 cccl_flags  = $(if $(CCCL_FOUND),$(if $(shell grep -l '// uses: cccl' $(1) 2>/dev/null),-I$(CCCL_INC) -DREDUCE_HAVE_CCCL_HOME=1))
-CUOBJDUMP  ?= $(or $(shell command -v cuobjdump 2>/dev/null),$(wildcard $(CUDA_HOME)/bin/cuobjdump))
+CUOBJDUMP  ?= $(or $(wildcard $(TOOLKIT)/bin/cuobjdump),$(shell command -v cuobjdump 2>/dev/null))
 
 # ---- flags ------------------------------------------------------------------
 LAST_ARCH := $(lastword $(ARCH))
@@ -104,11 +126,44 @@ endif
 BASEFLAGS += $(EXTRA)
 NVFLAGS  := $(BASEFLAGS) $(GENCODE)
 
+# ---- the build follows the flags ---------------------------------------------
+# One stamp per BUILDDIR and kind of flag, holding the flags it was last built
+# with and rewritten only when they change: every binary and listing depends on
+# .build-flags-nvcc (the compiler, ARCH, DEBUG, WERROR, EXTRA), a source marked
+# `// uses: cccl` on .build-flags-cccl (CCCL_HOME) and one that links NCCL on
+# .build-flags-nccl (NCCL_HOME). So `make ARCH=86 lesson04` after a build for
+# sm_90 builds lesson04 again. make -n and -q write no stamp: they count one
+# that differs as changed.
+STAMP       = $(if $(filter .,$(BUILDDIR)),,$(BUILDDIR)/).build-flags-$(1)
+FLAGS_nvcc := $(NVCC_PATH) $(NVCC_VERSION) $(NVFLAGS)
+FLAGS_cccl := $(CCCL_INC)
+FLAGS_nccl := $(NCCL_HOME) $(NCCL_FLAGS)
+STAMP_DRY  := $(findstring n,$(firstword -$(MAKEFLAGS)))$(findstring q,$(firstword -$(MAKEFLAGS)))
+define stamp_check
+ifneq ($$(wildcard $$(call STAMP,$(1)))x$$(FLAGS_$(1)),$$(call STAMP,$(1))x$$(file <$$(call STAMP,$(1))))
+ifeq ($$(STAMP_DRY),)
+$$(shell mkdir -p $$(BUILDDIR))
+$$(file >$$(call STAMP,$(1)),$$(FLAGS_$(1)))
+else
+$$(call STAMP,$(1)): .FORCE_STAMP
+endif
+endif
+$$(call STAMP,$(1)): ;
+endef
+ifneq ($(BUILD_GOALS),)
+$(foreach k,nvcc cccl nccl,$(eval $(call stamp_check,$(k))))
+endif
+.FORCE_STAMP:
+stamps = $(call STAMP,nvcc) $(if $(filter $(1),$(CCCL_SRCS)),$(call STAMP,cccl)) $(if $(filter $(1),$(NCCL_SRCS)),$(call STAMP,nccl))
+
 LESSON_SRCS   := $(sort $(wildcard lessons/[0-9][0-9]_*/[0-9][0-9]_*.cu))
 EXERCISE_SRCS := $(sort $(wildcard exercises/[0-9][0-9]_*.cu))
 SOLUTION_SRCS := $(sort $(wildcard solutions/[0-9][0-9]_*.cu))
 LAB_SRCS      := $(sort $(wildcard lab/[0-9][0-9]_*.cu))
 HEADERS       := $(wildcard common/*.h)
+# The sources marked `// uses: cccl`, and those that link NCCL.
+CCCL_SRCS     := $(shell grep -l '// uses: cccl' $(LESSON_SRCS) $(EXERCISE_SRCS) $(SOLUTION_SRCS) $(LAB_SRCS) /dev/null)
+NCCL_SRCS     := $(shell grep -l '// link: .*-lnccl' $(LESSON_SRCS) $(EXERCISE_SRCS) $(SOLUTION_SRCS) $(LAB_SRCS) /dev/null)
 
 num   = $(firstword $(subst _, ,$(notdir $(1))))
 out   = $(if $(filter .,$(BUILDDIR)),$(1),$(BUILDDIR)/$(1))
@@ -135,22 +190,19 @@ lab:       $(foreach b,$(LABS),$(call out,$(b)))
 # One rule per binary, and its PTX and SASS listings. A source that links NCCL
 # is skipped, with a message, when NCCL is not installed: the rest goes on.
 define binary_rule
-$(call out,$(1)): $(2) $(HEADERS)
+$(call out,$(1)): $(2) $(HEADERS) $(call stamps,$(2))
 ifneq ($(and $(findstring -lnccl,$(call links,$(2))),$(if $(NCCL_HOME),,none)),)
 	@echo "$(1): skipped: NCCL not found (install it or set NCCL_HOME)"
 else
 	@mkdir -p $$(@D)
 	$$(NVCC) $(call cccl_flags,$(2)) $$(NVFLAGS) $(if $(findstring -lnccl,$(call links,$(2))),$$(NCCL_FLAGS)) -o $$@ $(2) $(call links,$(2))
 endif
-$(call out,$(1)).ptx: $(2) $(HEADERS)
+$(call out,$(1)).ptx: $(2) $(HEADERS) $(call stamps,$(2))
 	@mkdir -p $$(@D)
 	$$(NVCC) $(call cccl_flags,$(2)) $$(BASEFLAGS) $(if $(findstring -lnccl,$(call links,$(2))),$$(NCCL_FLAGS)) -arch=sm_$$(LAST_ARCH) -ptx -o $$@ $(2)
-	@echo "wrote $$@ (PTX for sm_$$(LAST_ARCH))"
-$(call out,$(1)).sass: $(call out,$(1))
-	@test -n "$$(CUOBJDUMP)" || { echo "cuobjdump not found: it comes with the CUDA toolkit, in the bin/ folder beside nvcc (package cuda-cuobjdump)" >&2; exit 2; }
-	@test -x $$< || { echo "$(1) was not built, so there is no SASS to show" >&2; exit 1; }
-	$$(CUOBJDUMP) -sass $$< >$$@.tmp && mv $$@.tmp $$@
-	@echo "wrote $$@ (machine code for $(ARCH:%=sm_%))"
+	@sh scripts/listing.sh ptx $(2) $$@ sm_$$(LAST_ARCH)
+$(call out,$(1)).sass: $(if $(CUOBJDUMP),$(call out,$(1)))
+	@CUOBJDUMP="$$(CUOBJDUMP)" sh scripts/listing.sh sass $(1) $(call out,$(1)) $$@ "$$(ARCH)"
 ifneq ($(BUILDDIR),.)
 $(1): $(call out,$(1))
 $(1).ptx: $(call out,$(1)).ptx
@@ -161,6 +213,19 @@ $(foreach s,$(LESSON_SRCS),$(eval $(call binary_rule,lesson$(call num,$(s)),$(s)
 $(foreach s,$(EXERCISE_SRCS),$(eval $(call binary_rule,exercise$(call num,$(s)),$(s))))
 $(foreach s,$(SOLUTION_SRCS),$(eval $(call binary_rule,solution$(call num,$(s)),$(s))))
 $(foreach s,$(LAB_SRCS),$(eval $(call binary_rule,lab_$(basename $(notdir $(s))),$(s))))
+
+# One digit is enough: make lesson4 is make lesson04 (exercise4, solution4, lesson4.ptx, ...).
+short   = $(patsubst lesson0%,lesson%,$(patsubst exercise0%,exercise%,$(patsubst solution0%,solution%,$(1))))
+ALIASED := $(foreach b,$(LESSONS) $(EXERCISES) $(SOLUTIONS),$(if $(filter-out $(b),$(call short,$(b))),$(b)))
+shown   = $(if $(filter /%,$(1)),$(1),./$(1))
+define alias_rule
+.PHONY: $(call short,$(1)) $(call short,$(1)).ptx $(call short,$(1)).sass
+$(call short,$(1)): $(1)
+	@echo "($(call short,$(1)) is $(1): $(call shown,$(call out,$(1))))"
+$(call short,$(1)).ptx: $(1).ptx
+$(call short,$(1)).sass: $(1).sass
+endef
+$(foreach b,$(ALIASED),$(eval $(call alias_rule,$(b))))
 
 # ---- running ----------------------------------------------------------------
 # Every lesson in order (lesson 01 at its own, smaller default n; the others at
@@ -218,8 +283,9 @@ clean:
 
 help:
 	@echo "Build (binaries land here, or in BUILDDIR):"
-	@echo "  make                 every lesson, exercise and solution"
-	@echo "  make lessonNN        one lesson, then ./lessonNN -h for its options (lessons: $(LESSONS:lesson%=%))"
+	@echo "  make                 every lesson, exercise and solution, one job per core (make -j1: one at a time)"
+	@echo "  make lessonNN        one lesson, then ./lessonNN -h for its options (lessons: $(LESSONS:lesson%=%);"
+	@echo "                       make lesson4 is make lesson04, and so for exercise4, solution4)"
 	@echo "  make exerciseNN      your attempt at an exercise (exercises: $(EXERCISES:exercise%=%))"
 	@echo "  make solutionNN      the reference answer to exercise NN"
 	@echo "  make lessons | exercises | solutions | lab   all of one kind (lab: ./lab_NN_topic probes)"
@@ -240,13 +306,15 @@ help:
 	@echo "  make tables          regenerate the measured tables in README.md and the notes from results/"
 	@echo "  make clean           remove binaries, listings and build/"
 	@echo "Variables:"
-	@echo "  ARCH=90              GPU architecture: native, sm_90, 9.0, 90, or a list \"75 90\" (now: $(ARCH))"
+	@echo "  ARCH=90              GPU architecture: native, sm_90, 9.0, 90, or a list \"75 90\" (now: $(ARCH));"
+	@echo "                       one nvcc --list-gpu-arch names (sm_100 and sm_120 need CUDA 12.8 or newer)"
 	@echo "  N=2^26               elements for make run (1e6, 2^20+3 and 1048576 are all understood)"
 	@echo "  DEBUG=1              device debug build (-G -O0);  WERROR=1  warnings are errors"
-	@echo "  EXTRA='-DFOO=1'      more nvcc flags;  NVCC=/path/to/nvcc  another compiler"
+	@echo "  EXTRA='-DFOO=1'      more nvcc flags;  NVCC=/path/to/nvcc  another compiler, and its toolkit (not CUDA_HOME's)"
+	@echo "                       changing ARCH, NVCC, EXTRA, DEBUG, WERROR, CCCL_HOME or NCCL_HOME rebuilds what they affect"
 	@echo "  BUILDDIR=build/x     build there instead of here (make lesson04 BUILDDIR=build/x)"
 	@echo "  RESULTS=results      where run/bench write (default runs/, git-ignored; results/ is the reference)"
-	@echo "  NCCL_HOME=DIR        NCCL for lesson 18 (found beside CUDA or in /usr by default)"
+	@echo "  NCCL_HOME=DIR        NCCL for lesson 18 (found beside nvcc, in /usr or /usr/local by default)"
 	@echo "  CCCL_HOME=DIR        a newer CUB for lessons 14-15: DIR/include[/cccl]/cub/cub.cuh (default: the toolkit's)"
 	@echo "  TIERS=\"host build\"   run only these tiers of make test (host build ptx exercises gpu)"
 	@echo "  GPU_PARTS=matrix     only these parts of the gpu tier (matrix big det san)"

@@ -2,7 +2,9 @@
 # The test driver behind `make test`: five tiers.
 #   1 host       unit tests of common/harness.h, compiled as C11
 #   2 build      every lesson, exercise and solution for sm_75 and sm_90, warnings
-#                as errors; every lesson rejects bad options (exit 2, one line)
+#                as errors; every lesson rejects bad options (exit 2, one line); the
+#                lessons for every other architecture the README names; the build
+#                follows the flags; the tree with CUDA 12.4 where found (tests/check_build.sh)
 #   3 ptx        each lesson's PTX shows its technique (lessons/manifest.txt)
 #   4 exercises  each stub differs from its solution only inside TODO regions
 #   5 gpu        size x seed x distribution matrix, offsets, block sizes, n > 2^31
@@ -259,6 +261,18 @@ if want build; then
         "$B/$b" -h >"$LOG/opt.out" 2>&1 && grep -q "^usage:" "$LOG/opt.out" || fails="$fails-h does not print usage"$'\n'
         if [ -z "$fails" ]; then ok "$b rejects ${#BAD_OPTS[@]} bad options (exit 2, one line)"; else bad "$b bad options" "$fails"; fi
     done
+    # Beyond sm_75 + sm_90: the build follows the flags; every architecture the README names that
+    # this nvcc builds for (lessons); the oldest toolkit, CUDA 12.4, where found (else SKIPPED).
+    JOBS="$JOBS" sh tests/check_build.sh >"$LOG/check_build.log" 2>&1
+    while IFS= read -r line; do
+        case "$line" in
+        "ok "*"# skip"*) skip "${line#ok }" ;;
+        "ok "*) ok "${line#ok }" ;;
+        "not ok "*) bad "${line#not ok }" "$(grep -A12 -F -x -- "$line" "$LOG/check_build.log" | sed 1d | awk '!/^    / { exit } { print }')" ;;
+        "# "*) echo "        ${line#\# }" ;;
+        esac
+    done <"$LOG/check_build.log"
+    grep -q '^ok ' "$LOG/check_build.log" || bad "tests/check_build.sh printed no result" "$(head -n 5 "$LOG/check_build.log")"
     # Without a GPU the first line of a lesson's error names the cause, and the program as typed.
     if [ -x "$B/lesson04" ] && ! { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; }; then
         "$B/lesson04" -n 1 --check >/dev/null 2>"$LOG/nogpu.err"; rc=$?

@@ -40,17 +40,25 @@ MK="make --no-print-directory"
 NONCU=$(echo "$PATH" | tr ':' '\n' | while IFS= read -r d; do [ -n "$d" ] && [ ! -x "$d/ncu" ] && printf '%s:' "$d"; done)
 NONCU=${NONCU%:}
 
-# A stand-in nvcc: reports VERSION, and "compiles" by creating the -o file.
+# A stand-in nvcc: reports VERSION and the architectures it builds for (as
+# --list-gpu-arch does), and "compiles" by creating the -o file, after SLOW
+# seconds (it notes its start and end in $T/nvcc.log).
 fake_nvcc() {
     cat >"$T/nvcc-$1" <<EOF
 #!/bin/sh
 case "\$*" in *--version*) echo "Cuda compilation tools, release $1, V$1.0"; exit 0 ;; esac
+case "\$*" in *--list-gpu-arch*) for a in $2; do echo "compute_\$a"; done; exit 0 ;; esac
+echo "start \$\$" >>"$T/nvcc.log"
+sleep \${SLOW:-0}
 while [ \$# -gt 0 ]; do [ "\$1" = -o ] && { printf '#!/bin/sh\nexit 0\n' >"\$2"; chmod +x "\$2"; }; shift; done
+echo "end \$\$" >>"$T/nvcc.log"
 EOF
     chmod +x "$T/nvcc-$1"
 }
-fake_nvcc 12.8
-fake_nvcc 12.2
+fake_nvcc 12.8 "50 52 53 60 61 62 70 72 75 80 86 87 89 90 100 101 120"
+fake_nvcc 12.2 "50 52 53 60 61 62 70 72 75 80 86 87 89 90"
+fake_nvcc 12.4 "50 52 53 60 61 62 70 72 75 80 86 87 89 90"
+fake_nvcc 13.0 "75 80 86 87 88 89 90 100 110 103 120 121"
 # A stand-in ncu that may not read the counters (it exits 0, as ncu can).
 printf '#!/bin/sh\necho "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters"\n' >"$T/ncu-noperm"
 chmod +x "$T/ncu-noperm"
@@ -88,7 +96,7 @@ done
 # ---- make help lists what a learner needs
 if $MK help >"$T/help" 2>&1; then
     miss=""
-    for w in lessonNN exerciseNN solutionNN 'check E=NN' tables .ptx .sass TIERS GPU_PARTS BUILDDIR EXTRA CCCL_HOME RESULTS ARCH; do
+    for w in lessonNN exerciseNN solutionNN lesson4 'check E=NN' tables .ptx .sass TIERS GPU_PARTS BUILDDIR EXTRA CCCL_HOME NCCL_HOME RESULTS ARCH -j1 list-gpu-arch; do
         grep -q -- "$w" "$T/help" || miss="$miss $w"
     done
     if [ -z "$miss" ]; then ok "make help lists every target and variable"; else notok "make help lacks:$miss"; fi
@@ -129,6 +137,74 @@ else
 fi
 $MK -n -B NVCC="$T/nvcc-12.8" ARCH=90 BUILDDIR="$T/b" CCCL_HOME="$T/cccl" lesson04 >"$T/out" 2>&1
 if grep -q REDUCE_HAVE_CCCL_HOME "$T/out"; then notok "CCCL_HOME reaches lesson04, which is not marked"; else ok "CCCL_HOME leaves unmarked sources alone"; fi
+
+# ARCH must be one the compiler builds for (nvcc --list-gpu-arch), said in one line before nvcc runs.
+expect "ARCH=sm_50 with CUDA 13.0: refused, naming what it builds for" 2 \
+    '^Makefile:[0-9]+: \*\*\* ARCH=50: CUDA 13\.0 .*cannot build for this architecture; it builds for 75 80 86 87 88 89 90 100 103 110 120 121\.' \
+    $MK -n NVCC="$T/nvcc-13.0" ARCH=sm_50 BUILDDIR="$T/b" lesson04
+if [ "$(wc -l <"$T/out")" -eq 1 ] && ! grep -q 'gencode' "$T/out"; then ok "... in one line, with no nvcc run"; else notok "ARCH=sm_50: more than one line" "$(cat "$T/out")"; fi
+expect "ARCH=\"90 120\" with CUDA 12.4: Blackwell needs CUDA 12.8" 2 'ARCH=120: CUDA 12\.4 .*builds for 50 .* 90 \(Blackwell.*12\.8 or newer\)' \
+    $MK -n NVCC="$T/nvcc-12.4" ARCH="90 120" BUILDDIR="$T/b" lesson04
+expect "ARCH=90a passes that check as 90" 0 'arch=compute_90a,code=sm_90a' $MK -n NVCC="$T/nvcc-12.4" ARCH=90a BUILDDIR="$T/b" lesson04
+expect "ARCH=\"75 100 120\" with CUDA 12.8" 0 'code=sm_75 .*code=sm_100 .*code=sm_120' $MK -n NVCC="$T/nvcc-12.8" ARCH="75 100 120" BUILDDIR="$T/b" lesson04
+
+# One-digit aliases: make lesson4 is make lesson04.
+for k in lesson exercise solution; do
+    expect "make ${k}4 builds ${k}04" 0 "-o $T/b/${k}04 " $MK -n -B NVCC="$T/nvcc-12.8" ARCH=90 BUILDDIR="$T/b" ${k}4
+done
+expect "make lesson4.ptx is make lesson04.ptx" 0 "-ptx -o $T/b/lesson04\.ptx" $MK -n -B NVCC="$T/nvcc-12.8" ARCH=90 BUILDDIR="$T/b" lesson4.ptx
+
+# NVCC names the toolkit: an inherited CUDA_HOME that names another one is not
+# used, and NCCL is found beside the compiler.
+mkdir -p "$T/tk/bin" "$T/tk/include" "$T/tk/lib64" "$T/other/include" "$T/other/lib64"
+cp "$T/nvcc-12.8" "$T/tk/bin/nvcc"
+: >"$T/tk/include/nccl.h"
+: >"$T/tk/lib64/libnccl.so"
+: >"$T/other/include/nccl.h"
+: >"$T/other/lib64/libnccl.so"
+expect "NVCC wins over an inherited CUDA_HOME (NCCL beside the compiler)" 0 "tk/bin/nvcc .*-lnccl" \
+    env CUDA_HOME="$T/other" $MK -n -B NVCC="$T/tk/bin/nvcc" ARCH=90 BUILDDIR="$T/b" lesson18
+if grep -q "$T/other" "$T/out"; then notok "... but CUDA_HOME's folder reached the command" "$(cat "$T/out")"; else ok "... and CUDA_HOME's folder is nowhere in the command"; fi
+
+# The build follows the flags (stand-in compiler, a scratch BUILDDIR).
+F0="NVCC=$T/nvcc-12.8 BUILDDIR=$T/s"
+# shellcheck disable=SC2086
+q() { $MK -q $F0 "$@" >/dev/null 2>&1; echo $?; }
+# shellcheck disable=SC2086
+$MK $F0 ARCH=90 lesson04 lesson14 >"$T/out" 2>&1 && [ -x "$T/s/lesson04" ] || notok "stand-in build of lesson04 and lesson14" "$(cat "$T/out")"
+# shellcheck disable=SC2086
+$MK $F0 ARCH=90 NCCL_HOME="$T/tk" lesson18 >/dev/null 2>&1
+stamp=$(cat "$T/s/.build-flags-nvcc" 2>/dev/null)
+if [ "$(q ARCH=90 lesson04)" = 0 ]; then ok "make -q: lesson04 is up to date after its build"; else notok "make -q: lesson04 out of date right after its build"; fi
+for v in ARCH=86 EXTRA=-DX=1 DEBUG=1 WERROR=1 NVCC="$T/nvcc-13.0"; do
+    w=$(echo "$v" | sed "s|$T/||")
+    if [ "$(q ARCH=90 "$v" lesson04)" = 1 ]; then ok "$w: lesson04 is out of date"; else notok "$w: lesson04 counted up to date"; fi
+done
+if [ "$(cat "$T/s/.build-flags-nvcc" 2>/dev/null)" = "$stamp" ]; then ok "make -q writes no stamp"; else notok "make -q rewrote the flags stamp"; fi
+if [ "$(q ARCH=90 CCCL_HOME="$T/cccl" lesson14)" = 1 ]; then ok "CCCL_HOME: lesson14 is out of date"; else notok "CCCL_HOME: lesson14 counted up to date"; fi
+if [ "$(q ARCH=90 CCCL_HOME="$T/cccl" lesson04)" = 0 ]; then ok "CCCL_HOME: lesson04 (not marked) is up to date"; else notok "CCCL_HOME: lesson04 out of date"; fi
+if [ "$(q ARCH=90 NCCL_HOME="$T/other" lesson18)" = 1 ]; then ok "NCCL_HOME: lesson18 is out of date"; else notok "NCCL_HOME: lesson18 counted up to date"; fi
+if [ "$(q ARCH=90 NCCL_HOME="$T/other" lesson04)" = 0 ]; then ok "NCCL_HOME: lesson04 is up to date"; else notok "NCCL_HOME: lesson04 out of date"; fi
+# shellcheck disable=SC2086
+expect "make ARCH=86 lesson04 after a build for sm_90 builds it again" 0 'arch=compute_86,code=sm_86' $MK $F0 ARCH=86 lesson04
+# shellcheck disable=SC2086
+expect "... and once only" 0 '' $MK $F0 ARCH=86 lesson04
+if grep -q gencode "$T/out"; then notok "make ARCH=86 lesson04 built it twice" "$(cat "$T/out")"; fi
+
+# make builds in parallel by default, one job per core; -j1 is one at a time.
+overlap() { awk '$1 == "start" { n++; if (n > m) m = n } $1 == "end" { n-- } END { print m + 0 }' "$T/nvcc.log"; }
+if [ "$(nproc 2>/dev/null || echo 1)" -ge 2 ]; then
+    rm -f "$T/nvcc.log"
+    # shellcheck disable=SC2086
+    SLOW=1 $MK $F0 ARCH=75 lesson02 lesson03 >/dev/null 2>&1
+    if [ "$(overlap)" -ge 2 ]; then ok "make builds in parallel by default"; else notok "make built one file at a time without -j" "$(cat "$T/nvcc.log")"; fi
+    rm -f "$T/nvcc.log"
+    # shellcheck disable=SC2086
+    SLOW=1 $MK -j1 $F0 ARCH=80 lesson02 lesson03 >/dev/null 2>&1
+    if [ "$(overlap)" -eq 1 ]; then ok "make -j1 builds one at a time"; else notok "make -j1 ran nvcc in parallel" "$(cat "$T/nvcc.log")"; fi
+else
+    echo "ok make builds in parallel by default # skip: one core"
+fi
 
 # ---- make run: pre-flight, FAIL rows, the closing line (stand-in lessons)
 F=$T/bin
