@@ -251,7 +251,7 @@ PROFILE_N := $(if $(filter file default undefined,$(origin N)),,$(N))
 # (named through MAKE_CMD, not MAKE: make -n must not run ncu)
 MAKE_CMD = $(MAKE)
 profile:
-	@METRICS="$(PROFILE_METRICS)" BIN="$(BUILDDIR)" MAKE="$(MAKE_CMD)" sh scripts/profile.sh "$(L)" "$(PROFILE_N)"
+	@METRICS="$(PROFILE_METRICS)" BIN="$(BUILDDIR)" MAKE="$(MAKE_CMD)" EXTRA="$(EXTRA)" sh scripts/profile.sh "$(L)" "$(PROFILE_N)"
 
 # What lesson NN changes in the lesson it builds on (lessons/manifest.txt): make diff L=05
 diff:

@@ -10,6 +10,7 @@ function name_of(s,   t) {            # the name a block defines, from its first
     if (t ~ /^#[ \t]*include/) return "#include"
     if (t ~ /^#[ \t]*(define|undef)[ \t]/) { sub(/^#[ \t]*(define|undef)[ \t]+/, "", t); sub(/[^A-Za-z0-9_].*/, "", t); return "#define " t }
     if (t ~ /^#/) { gsub(/[ \t]+/, " ", t); return t }
+    if (t ~ /^typedef[^(]*\(\*[A-Za-z_][A-Za-z0-9_]*\)/) { sub(/^[^(]*\(\*/, "", t); sub(/\).*/, "", t); return "typedef " t }
     if (t ~ /^(typedef[ \t]+)?(struct|union|enum)[ \t]+[A-Za-z_]/) { sub(/^typedef[ \t]+/, "", t); split(t, w, /[ \t{]+/); return w[1] " " w[2] }
     if (t ~ /\(/) { sub(/\(.*/, "", t); sub(/.*[^A-Za-z0-9_]/, "", t); return t "()" }
     sub(/[ \t]*[=;\[].*/, "", t); sub(/.*[^A-Za-z0-9_]/, "", t)
@@ -31,7 +32,8 @@ function flush() {
     k++; f = sprintf("%s/%04d", dir, k)
     printf "%s", text > (f ".txt"); close(f ".txt")
     printf "%s", code > (f ".code"); close(f ".code")
-    key = (first == "") ? "comment " k : name_of(first)
+    if (first == "") { key = text; sub(/\n.*/, "", key); gsub(/^[ \t\/*-]+|[ \t]+$/, "", key); key = "comment: " substr(key, 1, 50) }
+    else key = name_of(first)
     seen[key]++; if (seen[key] > 1) key = key " #" seen[key]
     printf "%04d\t%s\n", k, key > (dir "/keys")
     text = ""; code = ""; first = ""; nl = 0

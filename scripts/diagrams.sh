@@ -633,7 +633,7 @@ function d_cluster(   c, x0, sw, r, x, y, line, f, n, size, fit, blocks, idle, k
     for (r = 0; r < c; r++) {
         x = x0 + r * sw
         R(x, 48, sw - 6, 94, r == 0 ? "#efe9f7" : "#f7f7f7", "#666666", "rx=\"4\"")
-        T(x + (sw - 6) / 2, 66, "SM: rank " r, 12, "m")
+        T(x + (sw - 6) / 2, 66, "block rank " r, 12, "m")
         T(x + (sw - 6) / 2, 86, "block_sum", 12, "m", "fill=\"#555555\"")
         box(x + 5, 102, sw - 16, 28, SHARED, "block_total", 12)
     }

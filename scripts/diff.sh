@@ -64,7 +64,7 @@ while IFS="$(printf '\t')" read -r k key; do
     if [ -n "$match" ]; then
         echo "$match" >>"$tmp/matched"
         if cmp -s "$tmp/a/$match.txt" "$tmp/b/$k.txt"; then
-            unchanged="$unchanged, $key"
+            case $key in "comment: "*) ;; *) unchanged="$unchanged, $key" ;; esac
             continue
         fi
         if cmp -s "$tmp/a/$match.code" "$tmp/b/$k.code"; then # the same code, other comments
@@ -80,7 +80,7 @@ while IFS="$(printf '\t')" read -r k key; do
     else
         n=$(lines_of "$tmp/b/$k.code")
         total=$((total + n))
-        case $key in "comment "*) ;; *) added="$added, $key" ;; esac
+        case $key in "comment: "*) ;; *) added="$added, $key" ;; esac
         { echo "@@ new: $key ($n code lines)"
           sed 's/^/+/' "$tmp/b/$k.txt"
           echo; } >>"$tmp/show"
@@ -90,7 +90,7 @@ while IFS="$(printf '\t')" read -r k key; do
     grep -qx "$k" "$tmp/matched" 2>/dev/null && continue
     n=$(lines_of "$tmp/a/$k.code")
     total=$((total + n))
-    case $key in "comment "*) ;; *) removed="$removed, $key" ;; esac
+    case $key in "comment: "*) ;; *) removed="$removed, $key" ;; esac
     { echo "@@ removed: $key ($n code lines)"
       sed 's/^/-/' "$tmp/a/$k.txt"
       echo; } >>"$tmp/show"

@@ -29,12 +29,16 @@ shipped_counters() {
     [ -n "$mine" ] && [ -f "results/counters-$(gpu_slug "$mine").csv" ] && files="results/counters-$(gpu_slug "$mine").csv"
     [ -n "$files" ] || files=$(ls results/counters-*.csv 2>/dev/null)
     shown=0
+    now=$(sh scripts/code_hash.sh "${1%%-*}" | cut -f2)
     for f in $files; do
         grep -q "^$1," "$f" || continue
         shown=1
         gpu=$(basename "$f" .csv | sed 's/^counters-//')
+        then=$(awk -F'\t' -v f="$(basename "$f")" -v k="${1%%-*}" '$1 == f && $2 == k { print $3 }' results/code.txt 2>/dev/null)
         echo
         echo "== $f: lesson $1 on $gpu (ncu --clock-control none, ./lesson$1 -n 2^24 --check; all rows: grep '^$1,' $f)"
+        [ -n "$now" ] && [ "$then" = "$now" ] ||
+            echo "   (measured with an earlier build of lesson ${1%%-*}: its code has changed since; the figures may differ)"
         awk -F, -v l="$1" '
             $1 != l { next }
             !(($2 " #" $3) in seen) { seen[$2 " #" $3] = 1; order[++nl] = $2 " #" $3 } # launches, in the order ncu saw them
@@ -73,12 +77,16 @@ shipped_counters() {
     [ "$shown" = 1 ] || echo "results/ ships no counters for lesson $1 (results/counters-<gpu>.csv)."
 }
 
+# The shipped rows to show: lesson 07 built with the classic volatile warp code has its own.
+shipped=$nn
+case "$nn ${EXTRA:-}" in "07 "*CLASSIC_VOLATILE*) shipped=07-volatile ;; esac
+
 if ! command -v "$NCU" >/dev/null 2>&1; then
     echo "make profile needs ncu (Nsight Compute), which is not on PATH. It is part of the CUDA toolkit" >&2
     echo "(the nsight-compute package of NVIDIA's CUDA repositories, or developer.nvidia.com/nsight-compute);" >&2
     echo "once installed, put its folder on PATH (e.g. /usr/local/cuda/bin, or /opt/nvidia/nsight-compute/<version>)." >&2
     echo "Below instead: lesson $nn's counters as results/ ships them." >&2
-    shipped_counters "$nn"
+    shipped_counters "$shipped"
     exit 2
 fi
 
@@ -89,7 +97,7 @@ bin=$BIN/lesson$nn
 if ! why=$("$bin" -n 1 --check 2>&1 >/dev/null) && printf '%s\n' "$why" | grep -q 'no usable GPU'; then
     printf '%s\n' "$why" | head -n 2 >&2
     echo "so ncu has nothing to profile here. Below instead: lesson $nn's counters as results/ ships them." >&2
-    shipped_counters "$nn"
+    shipped_counters "$shipped"
     exit 1
 fi
 
