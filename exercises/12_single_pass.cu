@@ -101,7 +101,7 @@ __global__ void reduce_kernel(const float *in, size_t n, float *partials, float 
 
 // ---- launch ---------------------------------------------------------------
 
-static int g_max_blocks;  // SMs x resident blocks per SM, set in main
+static int g_max_blocks;  // SMs x resident blocks per SM, set by run for each option combination
 static float *g_partials; // one float per block
 
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)

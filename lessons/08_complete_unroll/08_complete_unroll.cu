@@ -127,6 +127,8 @@ int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }
 
 // ---- unchanged from lesson 07 ---------------------------------------------
 
+// Lesson 07's __syncwarp() form, without its CLASSIC_VOLATILE alternative
+// (that demonstration stays in lesson 07).
 // The last six steps, run by all 32 lanes of warp 0 (threads 0..31). On
 // entry sdata[0..63] holds 64 partial sums; returns the block's total in
 // lane 0. Each step needs the results of only the lower lanes (16, then 8,

@@ -93,9 +93,9 @@ __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, 
 
 // ---- launch ---------------------------------------------------------------
 
-static int g_max_blocks;         // SMs x resident blocks per SM (set in main)
+static int g_max_blocks;         // SMs x resident blocks per SM (set by run, for each option combination)
 static float *g_partials;        // one partial per block
-static unsigned int *g_retired;  // the blocks-done counter, zeroed once in main
+static unsigned int *g_retired;  // the blocks-done counter, zeroed by run before its first launch
 
 // The fixed finish: lesson 11's launcher with its second launch gone (the last
 // block adds the partials). Both finishes take lesson 11's grid, from n and

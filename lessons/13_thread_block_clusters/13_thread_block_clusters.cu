@@ -63,9 +63,9 @@ __global__ void reduce_cluster_kernel(const float *in, size_t n, float *out)
 
 // ---- launch ---------------------------------------------------------------
 
-static int g_max_blocks;         // SMs x resident blocks per SM (set in main)
+static int g_max_blocks;         // SMs x resident blocks per SM (set by run, for each option combination)
 static float *g_partials;        // one partial per block
-static unsigned int *g_retired;  // the blocks-done counter, zeroed once in main
+static unsigned int *g_retired;  // the blocks-done counter, zeroed by run before its first launch
 static int g_cluster, g_cluster_blocks; // blocks per cluster, and blocks of such clusters that fit at once
 
 // The fixed finish: lesson 11's launcher with its second launch gone (the last

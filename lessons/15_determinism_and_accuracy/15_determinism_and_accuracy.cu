@@ -2,15 +2,15 @@
 /*
  * Lesson 15: the same sum every run, on every GPU, and how close it is to the truth.
  *
- * Since lesson 12: nothing gets faster. Its kernel comes back in versions that
- * differ only in how they add: "atomic" and "fixed" (fp32, its two finishes),
- * "kahan" (fixed; each thread carries a Neumaier compensation), "fp64" (fixed,
- * in doubles) and "gpu_to_gpu" (fp32 in an order fixed by n and alignment
- * alone, whatever the grid and block size: seen to give the same bits on an
- * H100 and an H200), beside CUB (and its gpu_to_gpu level from
- * CUB 3.1). A table then gives each one's distinct bit patterns in 100 runs
- * and its error against an EXACT sum, on three inputs. What remains: kahan's
- * compensation stops at the thread (the exercise carries it up the tree).
+ * Since lesson 12: nothing gets faster. Its finish and count_done come back,
+ * with a lesson 11-style loop, in versions that differ only in how they add:
+ * "atomic" and "fixed" (fp32, its two finishes), "kahan" (fixed; each thread
+ * carries a Neumaier compensation), "fp64" (fixed, in doubles), "gpu_to_gpu"
+ * (fp32 in an order fixed by n and alignment alone, whatever the grid and
+ * block size: the same bits on an H100 and, built before count_done's cvta,
+ * an H200), beside CUB (and its gpu_to_gpu level from CUB 3.1). A table gives
+ * each one's bit patterns in 100 runs and its error against an EXACT sum, on
+ * three inputs. What remains: kahan's compensation stops at the thread.
  *
  *     make lesson15 && ./lesson15               # lines, then the table
  *     ./lesson15 -n 2^20+3 -d uniform --check   # checks only, 20 repeats
@@ -25,9 +25,9 @@
 #define CHUNKS_MAX 8192   // gpu_to_gpu: at most this many chunk sums
 #define FINISH_LANES 256  // gpu_to_gpu: the chunk sums are added by this many logical lanes
 #define FULL_MASK 0xffffffffu // all 32 lanes take part in every shuffle below
-// gpu_to_gpu's __launch_bounds__(1024, FULL_SM): 2 where an SM holds 2048
-// threads (sm_80, 87, 90, 100, 103), which caps it at 32 registers: 8 blocks
-// of 256 fit on an H100 or H200 SM (an earlier version took 36: 6 fit); else 1.
+// gpu_to_gpu's __launch_bounds__(1024, FULL_SM): 2 on the architectures the #if
+// lists (an sm_80 or sm_90 SM holds 2048 threads), else 1. On an H100 or H200
+// that caps it at 32 registers: 8 blocks of 256 fit an SM (36 registers: 6).
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 900 || \
                                __CUDA_ARCH__ == 1000 || __CUDA_ARCH__ == 1030)
 #define FULL_SM 2
