@@ -655,7 +655,7 @@ function d_cluster(   c, x0, sw, r, x, y, line, f, n, size, fit, blocks, idle, k
     BAR(x0 - 8, x0 + c * sw - 2, y + 128, "")
     TM(20, y + 132, "cluster.sync", 12, "s", "fill=\"" HEX["red"] "\"")
     y += 160
-    T(20, y, "Purple: lane r of rank 0's warp 0 reads rank r's block_total (map_shared_rank; dashed: from another SM's", 12)
+    T(20, y, "Purple: lane r of rank 0's warp 0 reads rank r's block_total (map_shared_rank; dashed: from another block's", 12)
     T(20, y + 18, "shared memory, DSMEM); lanes " c " .. 31 take 0. First cluster.sync(): every block_total is written before it is", 12)
     T(20, y + 36, "read. Second: no block exits, freeing its shared memory, while rank 0 may still read it. One atomic per cluster.", 12)
     y += 74

@@ -101,7 +101,7 @@ __global__ void reduce_cluster_kernel(const float *in, size_t n, float *partials
     // release and acquire make the writes visible from the other SMs.
     cluster.sync();
     if (cluster.block_rank() == 0 && threadIdx.x < 32) {
-        // Lane r reads rank r's block_total on r's SM (mapa, then a load);
+        // Lane r reads rank r's block_total in r's shared memory (mapa, then a load);
         // then lesson 10's shuffles add them: the same order every run.
         float v = threadIdx.x < cluster.num_blocks() ? *cluster.map_shared_rank(&block_total, threadIdx.x) : 0.0f;
         cluster_total = warp_sum(v);
