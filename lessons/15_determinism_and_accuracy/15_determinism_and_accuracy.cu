@@ -28,7 +28,7 @@
 // gpu_to_gpu's __launch_bounds__(1024, FULL_SM): 2 on the architectures the #if
 // lists (an sm_80 or sm_90 SM holds 2048 threads), else 1. On an H100 or H200
 // that caps it at 32 registers: 8 blocks of 256 fit an SM (36 registers: 6).
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 900 || \
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || \
                                __CUDA_ARCH__ == 1000 || __CUDA_ARCH__ == 1030)
 #define FULL_SM 2
 #else
