@@ -5,6 +5,7 @@
 # changes nothing). Keys: NN (lessons/NN_*/NN_*.cu), exNN (solutions/NN_*.cu:
 # an exercise's measured rows come from its solution), lab_NN_topic (lab/).
 # usage: sh scripts/code_hash.sh [KEY ...]     prints "KEY<TAB>checksum" lines (all keys by default)
+LC_ALL=C; export LC_ALL # the same sort order, number format and checksums in every locale
 cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/code-hash.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT

@@ -6,6 +6,7 @@
 #                                          (default OUT: the repository itself)
 #        sh scripts/diagrams.sh --check    regenerates into a scratch folder and
 #                                          fails (exit 1) on any difference
+LC_ALL=C; export LC_ALL # the same sort order, number format and checksums in every locale
 cd "$(dirname "$0")/.." || exit 1
 if [ "${1:-}" = --check ]; then
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/diagrams.XXXXXX") || exit 1

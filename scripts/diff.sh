@@ -12,6 +12,7 @@
 # usage: sh scripts/diff.sh NN [--count]   (5, 05 and 005 all mean lesson 05;
 #        --count prints only the number of changed code lines)
 #        sh scripts/diff.sh --files A.cu B.cu [--count]   (any two files)
+LC_ALL=C; export LC_ALL # the same sort order, number format and checksums in every locale
 cd "$(dirname "$0")/.." || exit 1
 . scripts/common.sh
 

@@ -23,6 +23,7 @@
 # Only CSVs that start with the harness's header are drawn; any other file that
 # happens to match the names (notes, hand-made tables) is passed over, and rows
 # that are not whole numeric result lines are ignored.
+LC_ALL=C; export LC_ALL # the same sort order and number format in every locale
 HEADER="lesson,variant,gpu,n,bytes,reps,median_us,min_us,max_us,gbps,pct_peak,result,expected,abs_err,status"
 ours() { [ -f "$1" ] && [ "$(head -n 1 "$1")" = "$HEADER" ]; }
 ours_or_say() { ours "$1" || { [ -f "$1" ] && echo "skipped $1: not a results CSV"; return 1; }; }

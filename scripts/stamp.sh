@@ -8,6 +8,7 @@
 #   default, the keys of the programs whose rows FILE holds (its lesson column:
 #   "12_single_pass" -> 12, "ex02_atomic" -> ex02), or the lesson its name
 #   names (results/lesson15-... -> 15).
+LC_ALL=C; export LC_ALL # the same sort order, number format and checksums in every locale
 cd "$(dirname "$0")/.." || exit 1
 [ $# -ge 1 ] || { echo "usage: sh scripts/stamp.sh results/FILE [KEY ...]" >&2; exit 2; }
 f=$1; shift

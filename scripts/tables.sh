@@ -42,6 +42,7 @@
 # usage: sh scripts/tables.sh           rewrite the tables in place
 #        sh scripts/tables.sh --check   change nothing; print what is stale, exit 1 if anything is
 set -u
+LC_ALL=C; export LC_ALL # the same sort order, number format and checksums in every locale
 cd "$(dirname "$0")/.." || exit 1
 R=${RESULTS_DIR:-results}
 mode=write
