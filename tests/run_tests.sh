@@ -204,6 +204,16 @@ if want host; then
     else
         bad "the table check does not notice lesson 05's code changing after its results were measured" "$(head -n 5 "$LOG/stale-self.log")"
     fi
+    # The code checksums behind results/code.txt do not depend on the locale
+    # (a locale that sorts punctuation differently once made every table stale).
+    loc=$(locale -a 2>/dev/null | grep -i -m1 -E '^(en_US|de_DE|fr_FR)\.utf-?8$')
+    if [ -z "$loc" ]; then
+        skip "code checksums in another locale: no en_US/de_DE/fr_FR UTF-8 locale installed"
+    elif [ "$(LANG=$loc LC_ALL=$loc sh scripts/code_hash.sh)" = "$(LANG=C LC_ALL=C sh scripts/code_hash.sh)" ]; then
+        ok "code checksums are the same in the C locale and in $loc"
+    else
+        bad "code checksums differ between the C locale and $loc (scripts/code_hash.sh must sort in LC_ALL=C)"
+    fi
     # Every decimal figure in a README or notes table, generated or typed, is in a results/ file.
     if out=$(sh tests/check_figures.sh 2>&1); then
         ok "$(tail -n 1 <<<"$out")"
