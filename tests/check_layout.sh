@@ -7,7 +7,9 @@
 #     lines for 03-13, 150 for 14 on;
 #   - from lesson 13 on, warp_sum, block_sum and count_done are lesson 12's,
 #     byte for byte, unless the line above the copy says
-#     "// differs from lesson 12's: <why>".
+#     "// differs from lesson 12's: <why>";
+#   - each lesson's notes.md is read in one sitting: at most 3,000 words in
+#     all, 2,000 of them prose (outside code blocks, tables and markers).
 # Prints "ok ..." / "not ok ..." lines. usage: sh tests/check_layout.sh [ROOT]
 root=${1:-$(dirname "$0")/..}
 cd "$root" || exit 1
@@ -113,4 +115,16 @@ if [ -n "$L12" ]; then
             fail "$piece in lessons 13 on is lesson 12's, byte for byte (or says why not)"
     done
 fi
+
+# ---- notes a learner finishes: words in all, and prose outside code blocks and tables
+long=""
+for f in lessons/[0-9][0-9]_*/notes.md; do
+    [ -f "$f" ] || continue
+    all=$(wc -w <"$f")
+    prose=$(awk '/^[ \t]*```/ { code = !code; next } code || /^[ \t]*\|/ || /^<!--/ { next } { print }' "$f" | wc -w)
+    [ "$all" -le 3000 ] && [ "$prose" -le 2000 ] || long="$long $f ($all words, $prose of prose)"
+done
+WHY="${long:+over 3,000 words or 2,000 of prose:$long}"
+[ -z "$long" ] && pass "every notes.md within 3,000 words, 2,000 of prose" ||
+    fail "every notes.md within 3,000 words, 2,000 of prose"
 exit 0

@@ -150,6 +150,13 @@ if want host; then
     else
         bad "the layout check does not notice a lesson missing from lessons/manifest.txt"
     fi
+    rm -rf "$S" && mkdir -p "$S" && cp -r lessons scripts tests "$S"/
+    yes 'one more sentence of prose' | head -n 400 >>"$S"/lessons/05_*/notes.md
+    if sh "$S/tests/check_layout.sh" "$S" | grep -q '^not ok every notes.md within'; then
+        ok "the layout check fails when a notes.md grows past 3,000 words"
+    else
+        bad "the layout check does not notice a notes.md of more than 3,000 words"
+    fi
     # make hint: every exercise has its graded hints, shown one at a time.
     sh tests/check_hints.sh >"$LOG/hints.log" 2>&1
     while IFS= read -r line; do
