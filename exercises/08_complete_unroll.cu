@@ -73,7 +73,7 @@ __global__ void reduce_kernel(const float *in, size_t n, float *out)
     sdata[tid] = v;
     __syncthreads(); // every slot is written before any thread reads a neighbour's
 
-    // TODO(exercise): the block-level steps for 384 threads, down to 64 sums in sdata[0..63]., each step followed by a __syncthreads() that every thread reaches
+    // TODO(exercise): the block-level steps for 384 threads, down to 64 sums in sdata[0..63], each step followed by a __syncthreads() that every thread reaches
     // (stub: no steps, so the warp part adds only slots 0..63)
     // END(exercise)
 

@@ -60,7 +60,7 @@ __global__ void negatives_kernel(const float *in, size_t n, float *out)
 
 // ---- launch ---------------------------------------------------------------
 
-static int g_max_blocks;  // SMs x resident blocks per SM (set in main)
+static int g_max_blocks;  // SMs x resident blocks per SM (set in run)
 static float *g_partials; // one partial per block of pass 1
 
 static void reduce_max(const float *d_in, size_t n, float *d_out)

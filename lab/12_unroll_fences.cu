@@ -114,9 +114,9 @@ __global__ void reduce_fixed_fences_kernel(const float *in, size_t n, float *par
 
 typedef void (*fixed_fn)(const float *, size_t, float *, unsigned int *, float *);
 
-static int g_max_blocks;         // SMs x resident blocks per SM (set in main)
+static int g_max_blocks;         // SMs x resident blocks per SM (set in run)
 static float *g_partials;        // one partial per block
-static unsigned int *g_retired;  // the blocks-done counter, zeroed once in main
+static unsigned int *g_retired;  // the blocks-done counter, zeroed once in run
 static fixed_fn g_fixed;         // which fixed kernel reduce_fixed launches
 
 // Lesson 12's grid: a full GPU's worth of blocks, none without a whole tile.

@@ -73,7 +73,7 @@ __global__ void reduce_kernel(const float *in, size_t n, float *out)
     sdata[tid] = v;
     __syncthreads(); // every slot is written before any thread reads a neighbour's
 
-    // TODO(exercise): the block-level steps for 384 threads, down to 64 sums in sdata[0..63]., each step followed by a __syncthreads() that every thread reaches
+    // TODO(exercise): the block-level steps for 384 threads, down to 64 sums in sdata[0..63], each step followed by a __syncthreads() that every thread reaches
     // 384 = 3 x 128: threads 0..127 each add three slots, tid, tid + 128 and
     // tid + 256, in one step; nothing they read is written in it, so one
     // barrier covers the step. 128 sums are left; lesson 08's last block step

@@ -117,7 +117,7 @@ __global__ void reduce_kernel(const float *in, size_t n, float *out)
 
 // ---- launch ---------------------------------------------------------------
 
-static int g_max_blocks;         // SMs x resident blocks per SM (set in main)
+static int g_max_blocks;         // SMs x resident blocks per SM (set in run)
 static float *g_partials;        // one partial per block of pass 1
 
 // Exactly two passes for any n > 0.

@@ -4,14 +4,16 @@
  * The grid runs in clusters of CLUSTER_SIZE blocks that the hardware places
  * on the SMs of one GPC at the same time; a block can read the shared memory
  * of the other blocks of its cluster (distributed shared memory, DSMEM).
- * Everything else is written: each block's sum (lesson 12's loads and block
- * sum), and a deterministic finish (the last cluster to finish adds the
- * cluster totals in index order, as lesson 12's fixed variant does for
- * blocks). Yours is the middle: every block of a cluster hands its sum to
- * the cluster's rank-0 block (a block's rank is its place in its cluster,
- * 0 to CLUSTER_SIZE - 1: cluster.block_rank()) through DSMEM, and rank 0
- * adds them in rank order. Mind the lifetime: a block's shared memory goes
- * when the block exits, and a peer may still be about to read it.
+ * Everything else is written: each block's sum (lesson 12's reading and
+ * block sum, here with 256 threads and 4 loads per thread), and a
+ * deterministic finish (the last cluster to finish adds the cluster totals
+ * in index order, as lesson 12's fixed variant does for blocks). Yours is
+ * the middle: every block of a cluster hands its sum to the cluster's
+ * rank-0 block (a block's rank is its place in its cluster, 0 to
+ * CLUSTER_SIZE - 1: cluster.block_rank()) through DSMEM, and rank 0 adds
+ * them in an order that never changes (rank order, say). Mind the
+ * lifetime: a block's shared memory goes when the block exits, and a peer
+ * may still be about to read it.
  *
  * Lines (one per check, for each size and input: its name, n, time or "check
  * only", PASS or FAIL): "cluster_fixed" is the input (timed, unless
@@ -136,7 +138,7 @@ __global__ void reduce_cluster_kernel(const float *in, size_t n, float *partials
 
 static int g_max_clusters;      // clusters that fit on the GPU at once
 static float *g_partials;       // one float per cluster
-static unsigned int *g_retired; // clusters done, zeroed once in main
+static unsigned int *g_retired; // clusters done, zeroed once in run
 
 static cudaLaunchConfig_t cluster_config(int blocks, cudaLaunchAttribute *attr) // attr must outlive the config
 {

@@ -50,9 +50,9 @@ static __device__ float block_sum(float v);
     } while (0)
 
 // Lesson 12's state, its fixed kernel and its two launchers: the code is at the end of this file.
-static int g_max_blocks;         // SMs x resident blocks per SM (set in main)
+static int g_max_blocks;         // SMs x resident blocks per SM (set in run)
 static float *g_partials;        // one partial per block
-static unsigned int *g_retired;  // the blocks-done counter, zeroed once in main
+static unsigned int *g_retired;  // the blocks-done counter, zeroed once in run
 __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out);
 static void reduce_atomic(const float *d_in, size_t n, float *d_out);
 static void reduce_gpu(const float *d_in, size_t n, float *d_out);
