@@ -19,7 +19,7 @@
  *     make check E=15                     # every size, input, block size; same bits every run
  *
  * Lines (one per check, for each size and input: its name, n, time or "check
- * only", PASS or FAIL): "kahan_tree" on the standard input (checked as
+ * only", PASS or FAIL): "kahan_tree" on the default input (checked as
  * usual), and "cancel": the lesson's ill-conditioned input, where the result
  * must be within 2^-23 |sum| + 2^-40 sum|x| of the exact sum (lesson 15's
  * per-thread kahan misses that at large n). The first term is the final

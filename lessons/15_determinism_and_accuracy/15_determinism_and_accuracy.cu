@@ -7,8 +7,7 @@
  * "atomic" and "fixed" (fp32, its two finishes), "kahan" (fixed; each thread
  * carries a Neumaier compensation), "fp64" (fixed, in doubles), "gpu_to_gpu"
  * (fp32 in an order fixed by n and alignment alone, whatever the grid and
- * block size: the same bits on an H100 and, built before count_done's cvta,
- * an H200), beside CUB (and its gpu_to_gpu level from CUB 3.1). A table gives
+ * block size: the same bits on an H100 and an H200), beside CUB (and its gpu_to_gpu level from CUB 3.1). A table gives
  * each one's bit patterns in 100 runs and its error against an EXACT sum, on
  * three inputs. What remains: kahan's compensation stops at the thread.
  *
@@ -19,7 +18,7 @@
 #include "cccl_env.h" // CUB 3.1+: HAVE_DETERMINISM, CCCL_ENV(level) with our scratch (lesson 14)
 #include "accuracy.h" // CUB's two sums, the "cancel" input, the exact sum, bit patterns, the table
 
-#define UNROLL 4          // float4 loads in flight per thread and trip (lesson 11)
+#define UNROLL 4          // float4 loads in flight per thread and trip (lesson 11's idea)
 #define REPEATS 100       // runs per variant for the bit-pattern count
 #define REPEATS_CHECK 20  // the same under --check
 #define CHUNKS_MAX 8192   // gpu_to_gpu: at most this many chunk sums

@@ -15,7 +15,7 @@
  */
 #include "harness.h"
 
-#define UNROLL 4             // float4 loads in flight per thread and trip (lesson 11)
+#define UNROLL 4             // float4 loads in flight per thread and trip (lesson 11's idea)
 #define SHIFT 1000.0f        // the large mean added for the variance test
 #define NO_INDEX LLONG_MAX   // argmax of nothing: larger than any real index, so real ones win ties
 #define LOG2E 1.44269504f    // log2(e) rounded to float: exp(x) = 2^(x log2 e)
@@ -118,7 +118,7 @@ __device__ __forceinline__ void softmax_absorb(MaxSum *a, const float4 *v, int k
 
 // Welford, one trip: its own M2 about its own mean (two passes over registers),
 // then one Chan merge: one division a trip. x - K, K near the data (the running
-// mean, or the trip's first value), is exact: the sums stay the spread's size.
+// mean, or the trip's first value), is the spread's size and rounds relative to it.
 __device__ __forceinline__ void welford_absorb(MeanVar *a, const float4 *v, int k)
 {
     float K = a->n > 0.0f ? a->mean : v[0].x, d = 0.0f; // d: sum of (x - K)

@@ -227,8 +227,8 @@ static unsigned int blocks_for(size_t warps, int wave)
 }
 
 // How many blocks share a long row: with fewer rows than a wave of resident blocks, k = wave / rows
-// rounded down (rows x k <= one wave), at least one UNROLL trip per thread. More waves, or k rounded
-// up, were no faster (results/tune-lesson17-rowwaves-nvidia-h200.txt, lab/17_row_splits.md).
+// rounded down (rows x k <= one wave), at least one UNROLL trip per thread. More waves helped only the
+// fewest rows and slowed 1024 and 2048 rows (results/tune-lesson17-rowwaves-nvidia-h200.txt, lab/17_*).
 static unsigned int chunks_for(Shape s, size_t *chunk_len)
 {
     *chunk_len = s.cols;
