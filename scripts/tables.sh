@@ -15,7 +15,8 @@
 #   lesson NN [prev=MM]            every variant of lesson NN in `make run`, after the
 #                                  variant lesson MM (default NN-1) shows; x prev is
 #                                  per element, so lessons run at other n compare too
-#   counters NN[,NN] M[,M] [kernel=RE] [launch=K]   Nsight Compute counters (results/counters-<gpu>.csv); launch=K: only the K-th launch of each kernel
+#   counters NN[,NN] M[,M] [kernel=RE] [launch=K] [file=F]   Nsight Compute counters (results/counters-<gpu>.csv,
+#                                  or results/F-<gpu>.csv; NN may be a lab program, lab_NN_topic); launch=K: only the K-th launch of each kernel
 #   bench V[,V] sizes=2^a,2^b [flush=clean] [ratio=A/B[,C/D]]
 #                                  the size sweep (results/bench-<gpu>[-clean].csv); V is
 #                                  a variant name or lesson:variant; A/B = time of A / time of B
@@ -23,6 +24,11 @@
 #                                  the variants and ratios ("_" is a space), ratios then read 1.23×
 #   rows FILE lesson=NN [variants=a,b] [n=N] [cols=c,d] [flush=dirty|clean] (flush: files with a flush column)
 #                                  rows of results/FILE-<gpu>.csv (the harness's CSV)
+#   ratios FILE gpu=LABEL base=V variants=a,b sizes=2^a,2^b [where=col:val,col:val] [peak=2^k] [names=a;b]
+#                                  a lab sweep (results/FILE-<gpu>.csv, one GPU): each variant's
+#                                  median time over base's from the same rows, per n, using only
+#                                  rows whose columns hold the where values; peak=: a last column,
+#                                  the variant's % of nominal peak at that n
 #   scaling [mode=nccl|procs]      lesson 18 on 1, 2, 4, 8 GPUs (results/procs-<k>x-<gpu>.csv):
 #                                  per n, the time on one GPU and on k, and one GPU's time over
 #                                  k's (above 1: k GPUs are faster); one process for all GPUs
@@ -173,9 +179,9 @@ function t_lesson(l, prev,   g, f, r, k, nv, vars, seen, ncol, pr, prevper, v, a
         if (any) emit(row(ncol))
     }
 }
-function t_counters(lessons, metrics, kre, launch,   nl, ls, nm, ms, g, f, r, key, keys, nk, seen, i, j, k, ncol, lab, v, kn) {
+function t_counters(lessons, metrics, kre, launch, file,   nl, ls, nm, ms, g, f, r, key, keys, nk, seen, i, j, k, ncol, lab, v, kn) {
     nl = split(lessons, ls, ","); nm = split(metrics, ms, ","); nk = 0
-    for (g = 1; g <= NG; g++) { f = R "/counters-" GPU[g] ".csv"; if (!load(f)) continue
+    for (g = 1; g <= NG; g++) { f = R "/" (file == "" ? "counters" : file) "-" GPU[g] ".csv"; if (!load(f)) continue
         for (i = 1; i <= nl; i++) for (r = 1; r <= C[f]; r++) {
             if (V[f, r, "lesson"] != ls[i]) continue
             kn = V[f, r, "kernel"]; if (kre != "" && kn !~ kre) continue
@@ -234,6 +240,31 @@ function t_bench(vars, sizes, flush, ratios, gsel, names, rnames,   nv, vs, ns, 
     }
     # with the new options, a table with no row says so (a header alone tells nothing)
     if (!rows && (gsel != "" || nn > 0)) { nout = 0; none("size sweep of the current code (" (flush == "clean" ? "clean" : "dirty") " L2)" (gsel != "" ? " on the " gsel : "")) }
+}
+# a lab sweep, one GPU: variant | time / base's time per n | [% peak at peak=]
+function t_ratios(file, gsel, bv, vars, sizes, where, peak, names,   g, f, nv, vs, ns, sz, nw, ws, wc, wv, r, i, j, ok, key, MT, MP, nn, nm, ncol, a, b, any) {
+    nv = split(vars, vs, ","); ns = split(sizes, sz, ","); nw = (where == "") ? 0 : split(where, ws, ",")
+    nn = (names == "") ? 0 : split(names, nm, ";")
+    for (g = 1; g <= NG; g++) if (LABEL[g] == gsel) break
+    if (g > NG || !load(f = R "/" file "-" GPU[g] ".csv")) { none(file " sweep on the " gsel " of the current code"); return }
+    for (r = 1; r <= C[f]; r++) {
+        ok = 1; for (i = 1; i <= nw; i++) { split(ws[i], wc, ":"); if (V[f, r, wc[1]] != wc[2]) ok = 0 }
+        if (!ok || V[f, r, "reps"] <= 0) continue
+        key = V[f, r, "variant"] SUBSEP V[f, r, "n"]; MT[key] = V[f, r, "median_us"]; MP[key] = V[f, r, "pct_peak"]
+    }
+    ncol = 0; T[++ncol] = "variant (" gsel ")"
+    for (j = 1; j <= ns; j++) T[++ncol] = sz[j]
+    if (peak != "") T[++ncol] = "% peak at " peak
+    header(ncol, 1)
+    for (i = 1; i <= nv; i++) {
+        ncol = 0; T[++ncol] = (i <= nn) ? spaced(nm[i]) : vs[i]; any = 0
+        for (j = 1; j <= ns; j++) {
+            a = MT[vs[i] SUBSEP pow2(sz[j])]; b = MT[bv SUBSEP pow2(sz[j])]
+            T[++ncol] = (a != "" && b != "") ? sprintf("%.3f", a / b) : "–"; if (a != "") any = 1
+        }
+        if (peak != "") T[++ncol] = fpct(MP[vs[i] SUBSEP pow2(peak)])
+        if (any) emit(row(ncol))
+    }
 }
 # each GPU of the tables, its nominal peak and its L2 size (scripts/plot.sh --gpus)
 function t_gpus(   g, ncol, any) {
@@ -375,10 +406,11 @@ function render(spec,   kind, a, na, i, kv, opt, pos) {
                               else pa[++pos] = a[i]
     if (kind == "staircase") t_staircase()
     else if (kind == "lesson") t_lesson(pa[1], opt["prev"])
-    else if (kind == "counters") t_counters(pa[1], pa[2], opt["kernel"], opt["launch"])
+    else if (kind == "counters") t_counters(pa[1], pa[2], opt["kernel"], opt["launch"], opt["file"])
     else if (kind == "bench") t_bench(pa[1], opt["sizes"], opt["flush"], opt["ratio"], opt["gpu"], opt["names"], opt["rnames"])
     else if (kind == "gpus") t_gpus()
     else if (kind == "rows") t_rows(pa[1], opt["lesson"], opt["variants"], opt["n"], opt["cols"], opt["flush"])
+    else if (kind == "ratios") t_ratios(pa[1], opt["gpu"], opt["base"], opt["variants"], opt["sizes"], opt["where"], opt["peak"], opt["names"])
     else if (kind == "scaling") t_scaling(opt["mode"])
     else if (kind == "crossover") t_crossover()
     else if (kind == "excerpt") t_excerpt(rest)
@@ -417,7 +449,7 @@ stale=0
 : >"$tmp/derived.txt"
 # The code each program has now, and the code each results file measured.
 sh scripts/code_hash.sh >"$tmp/hashes" || exit 2
-for md in ${TABLES_FILES:-README.md lessons/[0-9][0-9]_*/notes.md}; do
+for md in ${TABLES_FILES:-README.md lessons/[0-9][0-9]_*/notes.md lab/[0-9][0-9]_*.md}; do
     [ -f "$md" ] || continue
     grep -q '^<!-- table: ' "$md" || continue
     out=$tmp/$(echo "$md" | tr / _)
