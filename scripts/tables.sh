@@ -1,6 +1,6 @@
 #!/bin/sh
-# make tables: regenerate every table of measurements in README.md and in
-# lessons/*/notes.md from the files in results/. A generated table is the text
+# make tables: regenerate every table of measurements in README.md, in
+# lessons/*/notes.md and in lab/*.md from the files in results/. A generated table is the text
 # between two marker lines, and is never edited by hand:
 #
 #   <!-- table: KIND ARGS -->
@@ -15,15 +15,31 @@
 #   lesson NN [prev=MM]            every variant of lesson NN in `make run`, after the
 #                                  variant lesson MM (default NN-1) shows; x prev is
 #                                  per element, so lessons run at other n compare too
-#   counters NN[,NN] M[,M] [kernel=RE] [launch=K] [file=F]   Nsight Compute counters (results/counters-<gpu>.csv,
-#                                  or results/F-<gpu>.csv; NN may be a lab program, lab_NN_topic); launch=K: only the K-th launch of each kernel
+#   counters NN[,NN] M[,M] [kernel=RE] [launch=K] [file=F] [elements=N]
+#                                  Nsight Compute counters (results/counters-<gpu>.csv, or results/F-<gpu>.csv;
+#                                  NN may be a lab program, lab_NN_topic); launch=K: only the K-th launch of each kernel
+#                                  NN:RE: only that lesson's kernels matching RE (in place of kernel=); elements=N: after
+#                                  smsp__inst_executed.sum, its thread instructions per element (× 32 / N)
 #   bench V[,V] sizes=2^a,2^b [flush=clean] [ratio=A/B[,C/D]]
 #                                  the size sweep (results/bench-<gpu>[-clean].csv); V is
 #                                  a variant name or lesson:variant; A/B = time of A / time of B
 #                                  [gpu=H100] one GPU only; [names=a;b] [rnames=c;d] headers for
 #                                  the variants and ratios ("_" is a space), ratios then read 1.23×
 #   rows FILE lesson=NN [variants=a,b] [n=N] [cols=c,d] [flush=dirty|clean] (flush: files with a flush column)
-#                                  rows of results/FILE-<gpu>.csv (the harness's CSV)
+#                                  rows of results/FILE-<gpu>.csv (the harness's CSV); flush=clean,dirty: the
+#                                  columns once per flush, side by side
+#   lead A B sizes=2^a,2^b from=2^k [by=1.15] [flush=clean,dirty]
+#                                  the model T(n) = T0 + bytes / B on the size sweeps: the bandwidth A would
+#                                  need, over its fixed cost T0 (its own time at from), to be by times as
+#                                  fast as B at each n, and its % of nominal peak; a row per GPU and flush
+#   pairs FILE:A,B[;FILE:A,B] [gpu=H200] [sizes=2^a,2^b]
+#                                  per n, A's time, B's time and B / A, each pair from one file
+#                                  (results/FILE-<gpu>.csv); every n where either has a row, unless sizes=
+#   loop FILE kernels=k1,k2 per=N [ops=OP,OP] [inside=RE]
+#                                  a SASS listing (results/FILE), each kernel's trip loop: the first backward
+#                                  branch whose body holds an instruction matching inside (default ^LDG);
+#                                  its instructions, the most one forward branch in it skips, the count of
+#                                  each OP (OP.* too), and instructions per element (per: elements a trip)
 #   ratios FILE gpu=LABEL base=V variants=a,b sizes=2^a,2^b [where=col:val,col:val] [peak=2^k] [names=a;b]
 #                                  a lab sweep (results/FILE-<gpu>.csv, one GPU): each variant's
 #                                  median time over base's from the same rows, per n, using only
@@ -179,12 +195,15 @@ function t_lesson(l, prev,   g, f, r, k, nv, vars, seen, ncol, pr, prevper, v, a
         if (any) emit(row(ncol))
     }
 }
-function t_counters(lessons, metrics, kre, launch, file,   nl, ls, nm, ms, g, f, r, key, keys, nk, seen, i, j, k, ncol, lab, v, kn) {
+function t_counters(lessons, metrics, kre, launch, file, elems,   nl, ls, lre, nm, ms, g, f, r, key, keys, nk, seen, i, j, k, ncol, lab, v, kn, re) {
     nl = split(lessons, ls, ","); nm = split(metrics, ms, ","); nk = 0
+    # NN:RE: only that lesson's kernels matching RE (in place of kernel=)
+    for (i = 1; i <= nl; i++) if (index(ls[i], ":")) { lre[i] = substr(ls[i], index(ls[i], ":") + 1); ls[i] = substr(ls[i], 1, index(ls[i], ":") - 1) }
     for (g = 1; g <= NG; g++) { f = R "/" (file == "" ? "counters" : file) "-" GPU[g] ".csv"; if (!load(f)) continue
         for (i = 1; i <= nl; i++) for (r = 1; r <= C[f]; r++) {
             if (V[f, r, "lesson"] != ls[i]) continue
-            kn = V[f, r, "kernel"]; if (kre != "" && kn !~ kre) continue
+            re = (i in lre) ? lre[i] : kre
+            kn = V[f, r, "kernel"]; if (re != "" && kn !~ re) continue
             if (launch != "" && V[f, r, "launch"] != launch) continue
             key = ls[i] SUBSEP kn SUBSEP V[f, r, "launch"]
             if (!(key in seen)) { seen[key] = ++nk; keys[nk] = key }
@@ -202,16 +221,22 @@ function t_counters(lessons, metrics, kre, launch, file,   nl, ls, nm, ms, g, f,
             ncol = 0; T[++ncol] = (j == 1) ? lab : ""; T[++ncol] = "`" ms[j] "`"
             for (g = 1; g <= NG; g++) { v = ((g, keys[k], ms[j]) in CV) ? CV[g, keys[k], ms[j]] : "–"; T[++ncol] = fint(v) }
             emit(row(ncol))
+            # elements=N: warp instructions x 32 / N, the thread instructions per element
+            if (elems == "" || ms[j] != "smsp__inst_executed.sum") continue
+            ncol = 0; T[++ncol] = ""; T[++ncol] = "× 32 / " elems ": thread instructions per element"
+            for (g = 1; g <= NG; g++) { v = ((g, keys[k], ms[j]) in CV) ? CV[g, keys[k], ms[j]] : ""; T[++ncol] = (v == "") ? "–" : sprintf("%.1f", v * 32 / pow2(elems)) }
+            emit(row(ncol))
         }
     }
 }
-function bench_find(f, spec, n,   r, l, v) {
+function bench_row(f, spec, n,   r, l, v) {  # row index of variant spec at n in f, or 0
     if (index(spec, ":")) { l = substr(spec, 1, index(spec, ":") - 1); v = substr(spec, index(spec, ":") + 1) } else { l = ""; v = spec }
     for (r = 1; r <= C[f]; r++)
         if (V[f, r, "variant"] == v && V[f, r, "n"] == n && (l == "" || substr(V[f, r, "lesson"], 1, 2) == l) && V[f, r, "reps"] > 0)
-            return V[f, r, "median_us"]
-    return ""
+            return r
+    return 0
 }
+function bench_find(f, spec, n,   r) { r = bench_row(f, spec, n); return r ? V[f, r, "median_us"] : "" }
 # a header given in a table spec: "_" stands for a space
 function spaced(s) { gsub(/_/, " ", s); return s }
 function t_bench(vars, sizes, flush, ratios, gsel, names, rnames,   nv, vs, ns, sz, nr, rs, g, f, i, j, ncol, a, b, t, ta, tb, any, have, nn, nm, nrn, rn, pre, rows) {
@@ -240,6 +265,98 @@ function t_bench(vars, sizes, flush, ratios, gsel, names, rnames,   nv, vs, ns, 
     }
     # with the new options, a table with no row says so (a header alone tells nothing)
     if (!rows && (gsel != "" || nn > 0)) { nout = 0; none("size sweep of the current code (" (flush == "clean" ? "clean" : "dirty") " L2)" (gsel != "" ? " on the " gsel : "")) }
+}
+# the model T(n) = T0 + bytes / B: the bandwidth B that variant a would need, over its fixed
+# cost T0 (its own time at n = from), to be by times as fast as variant b; one row per GPU and flush
+function t_lead(a, b, sizes, from, by, flush,   ns, sz, nfl, fl, g, fi, f, ncol, t0, tb, r, d, need, any, i) {
+    ns = split(sizes, sz, ","); if (by == "") by = 1.15; if (flush == "") flush = "dirty"; nfl = split(flush, fl, ",")
+    ncol = 0; T[++ncol] = "GPU, flush"; T[++ncol] = "T₀ (`" a "` at " from ")"
+    for (i = 1; i <= ns; i++) T[++ncol] = sz[i]
+    header(ncol, 1); any = 0
+    for (g = 1; g <= NG; g++) for (fi = 1; fi <= nfl; fi++) {
+        f = R "/bench-" GPU[g] (fl[fi] == "clean" ? "-clean" : "") ".csv"; if (!load(f)) continue
+        ncol = 0; T[++ncol] = LABEL[g] ", " fl[fi]; t0 = bench_find(f, a, pow2(from)); T[++ncol] = fus(t0)
+        for (i = 1; i <= ns; i++) {
+            r = bench_row(f, b, pow2(sz[i])); tb = r ? V[f, r, "median_us"] : ""
+            if (t0 == "" || tb == "") { T[++ncol] = "–"; continue }
+            any = 1; d = tb / by - t0
+            if (d <= 0) { T[++ncol] = "out of reach"; continue }
+            need = V[f, r, "bytes"] / d / 1000   # bytes per µs / 1000 = GB/s
+            T[++ncol] = sprintf("%.0f GB/s", need) ((GPU[g] in GPEAK) && GPEAK[GPU[g]] > 0 ? sprintf(" (%.0f%%)", 100 * need / GPEAK[GPU[g]]) : "")
+        }
+        emit(row(ncol))
+    }
+    if (!any) { nout = 0; none("size sweep of the current code for " a " and " b) }
+}
+# variants side by side from one harness CSV each, one GPU: per n, A's time, B's time and B / A
+function t_pairs(pairs, gsel, sizes,   np, pp, i, j, g, f, fa, va, vb, r, m, nl, ta, tb, ncol, any, seen, k, t) {
+    np = split(pairs, pp, ";")
+    for (i = 1; i <= np; i++) { fa[i] = substr(pp[i], 1, index(pp[i], ":") - 1); t = substr(pp[i], index(pp[i], ":") + 1)
+        va[i] = substr(t, 1, index(t, ",") - 1); vb[i] = substr(t, index(t, ",") + 1) }
+    m = 0
+    if (sizes != "") { m = split(sizes, nl, ","); for (k = 1; k <= m; k++) nl[k] = pow2(nl[k]) }
+    else for (g = 1; g <= NG; g++) { if (gsel != "" && LABEL[g] != gsel) continue
+        for (i = 1; i <= np; i++) { f = R "/" fa[i] "-" GPU[g] ".csv"; if (!load(f)) continue
+            for (r = 1; r <= C[f]; r++) if ((V[f, r, "variant"] == va[i] || V[f, r, "variant"] == vb[i]) && !(V[f, r, "n"] in seen)) {
+                seen[V[f, r, "n"]] = 1; nl[++m] = V[f, r, "n"] + 0 } } }
+    for (i = 2; i <= m; i++) { t = nl[i]; for (j = i - 1; j >= 1 && nl[j] + 0 > t + 0; j--) nl[j + 1] = nl[j]; nl[j + 1] = t }
+    if (!m) { none(fa[1] " rows of the current code" (gsel != "" ? " on the " gsel : "")); return }
+    ncol = 0; T[++ncol] = (gsel != "") ? "n (" gsel ")" : "n"
+    for (g = 1; g <= NG; g++) { if (gsel != "" && LABEL[g] != gsel) continue
+        for (i = 1; i <= np; i++) { t = (gsel != "") ? "" : LABEL[g] " "
+            T[++ncol] = t "`" va[i] "`"; T[++ncol] = t "`" vb[i] "`"; T[++ncol] = t "`" vb[i] "` / `" va[i] "`" } }
+    header(ncol, 1)
+    for (k = 1; k <= m; k++) {
+        ncol = 0; T[++ncol] = fmt_n(nl[k]); any = 0
+        for (g = 1; g <= NG; g++) { if (gsel != "" && LABEL[g] != gsel) continue
+            for (i = 1; i <= np; i++) { f = R "/" fa[i] "-" GPU[g] ".csv"; load(f)
+                ta = bench_find(f, va[i], nl[k]); tb = bench_find(f, vb[i], nl[k])
+                T[++ncol] = fus(ta); T[++ncol] = fus(tb); T[++ncol] = (ta != "" && tb != "") ? fratio(tb / ta) : "–"
+                if (ta != "" || tb != "") any = 1 } }
+        if (any) emit(row(ncol))
+    }
+}
+function hexval(s,   i, v) { sub(/^0x/, "", s); v = 0; for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", tolower(substr(s, i, 1))) - 1; return v }
+# a SASS listing's trip loop per kernel: the first backward branch whose body (its target up to
+# itself) holds an instruction matching inside; its instructions, the most that one forward branch
+# inside it skips, the count of each opcode in ops (OP or OP.*), and instructions per element
+function t_loop(file, kernels, per, ops, inside,   f, nk, ks, no, os, ncol, line, fn, on, n, A, I, i, k, j, a, t, c, skip, hit, op, cnt, w, ok, nm, p, lo, hi) {
+    nk = split(kernels, ks, ","); no = (ops == "") ? 0 : split(ops, os, ","); if (inside == "") inside = "^LDG"; per = pow2(per)
+    f = R "/" file; ok = file_fresh(f)
+    ncol = 0; T[++ncol] = "kernel"; T[++ncol] = "instructions per trip"; T[++ncol] = "skipped by a branch"
+    for (j = 1; j <= no; j++) T[++ncol] = "`" os[j] "`"
+    T[++ncol] = "per element (" per " a trip)"
+    header(ncol, 1)
+    for (k = 1; k <= nk; k++) {
+        # the kernel's instructions: A[i] address, I[i] opcode and operands, predicate dropped
+        n = 0; on = 0; nm = ks[k]
+        while (ok && (getline line < f) > 0) {
+            if (line ~ /Function : /) { if (on) break; fn = line; sub(/.*Function : */, "", fn); sub(/[ \t]+$/, "", fn)
+                p = index(fn, length(nm) nm); on = (fn == nm || (p > 1 && substr(fn, p - 1, 1) !~ /[0-9]/)); continue }
+            if (!on || !match(line, /\/\*[0-9a-f]+\*\//)) continue
+            A[++n] = hexval(substr(line, RSTART + 2, RLENGTH - 4)); t = substr(line, RSTART + RLENGTH); sub(/^[ \t]+/, "", t); sub(/^@!?U?P[0-9T] +/, "", t); sub(/ *;.*$/, "", t); I[n] = t
+        }
+        close(f)
+        lo = 0
+        for (i = 1; i <= n && !lo; i++) {
+            split(I[i], w, " "); if (w[1] != "BRA" || w[2] !~ /^0x/ || (t = hexval(w[2])) >= A[i]) continue
+            for (j = 1; j <= i; j++) if (A[j] >= t && I[j] ~ inside) { lo = 1; hi = i; break }
+            if (lo) while (A[lo] < t) lo++
+        }
+        ncol = 0; T[++ncol] = nm
+        if (!lo) { T[++ncol] = "–"; T[++ncol] = "–"; for (j = 1; j <= no; j++) T[++ncol] = "–"; T[++ncol] = "–"; emit(row(ncol)); continue }
+        c = hi - lo + 1; skip = 0; delete cnt
+        for (i = lo; i <= hi; i++) {
+            split(I[i], w, " "); op = w[1]
+            for (j = 1; j <= no; j++) if (op == os[j] || index(op, os[j] ".") == 1) cnt[j]++
+            if (op == "BRA" && i < hi && w[2] ~ /^0x/ && (t = hexval(w[2])) > A[i] && t <= A[hi]) {
+                hit = 0; for (j = i + 1; j <= hi && A[j] < t; j++) hit++; if (hit > skip) skip = hit }
+        }
+        T[++ncol] = c; T[++ncol] = skip
+        for (j = 1; j <= no; j++) T[++ncol] = cnt[j] + 0
+        T[++ncol] = (skip ? sprintf("%.1f to ", (c - skip) / per) : "") sprintf("%.1f", c / per)
+        emit(row(ncol))
+    }
 }
 # a lab sweep, one GPU: variant | time / base's time per n | [% peak at peak=]
 function t_ratios(file, gsel, bv, vars, sizes, where, peak, names,   g, f, nv, vs, ns, sz, nw, ws, wc, wv, r, i, j, ok, key, MT, MP, nn, nm, ncol, a, b, any) {
@@ -284,20 +401,21 @@ function colfmt(c, v) {
 }
 function colname(c) { return (c == "median_us") ? "median" : (c == "gbps") ? "GB/s" : (c == "pct_peak") ? "% peak" : (c == "abs_err") ? "error" : c }
 function lnum(s) { sub(/^ex/, "", s); return substr(s, 1, 2) } # "ex02_atomic" (a solution's rows) -> "02"
-function t_rows(file, lesson, variants, n, cols, flush,   nc, cs, g, f, r, key, keys, nk, seen, ns, nseen, k, j, ncol, p, v, showt, ok) {
+function t_rows(file, lesson, variants, n, cols, flush,   nc, cs, g, f, r, key, keys, nk, seen, ns, nseen, k, j, ncol, p, v, showt, ok, nfl, fl, fi) {
     if (cols == "") cols = "median_us,gbps,pct_peak"
     nc = split(cols, cs, ","); nk = 0; ns = 0; n = pow2(n)
+    nfl = (flush == "") ? 1 : split(flush, fl, ",")   # flush=a,b: the columns once per flush, side by side
     if (variants != "") { nvl = split(variants, vl, ","); for (k = 1; k <= nvl; k++) want[vl[k]] = k }
     for (g = 1; g <= NG; g++) { f = R "/" file "-" GPU[g] ".csv"; if (!load(f)) continue
         for (r = 1; r <= C[f]; r++) {
             if (lesson != "" && lnum(V[f, r, "lesson"]) != lesson) continue
             v = V[f, r, "variant"]; if (variants != "" && !(v in want)) continue
             if (n != "" && V[f, r, "n"] != n) continue
-            if (flush != "" && V[f, r, "flush"] != flush) continue
+            fi = 1; if (flush != "") { for (fi = 1; fi <= nfl; fi++) if (V[f, r, "flush"] == fl[fi]) break; if (fi > nfl) continue }
             key = v SUBSEP V[f, r, "n"]
             if (!(key in seen)) { seen[key] = ++nk; keys[nk] = key }
             if (!(V[f, r, "n"] in nseen)) { nseen[V[f, r, "n"]] = 1; ns++ }
-            RW[g, key] = r
+            RW[g, fi, key] = r
         } }
     if (!nk) { none(file " rows for lesson " lesson); return }
     if (variants != "") {   # the order given in variants=; one variant's rows stay in file order (a stable sort)
@@ -306,12 +424,12 @@ function t_rows(file, lesson, variants, n, cols, flush,   nc, cs, g, f, r, key, 
             for (b = a - 1; b >= 1; b--) { split(keys[b], pb, SUBSEP); if (want[pb[1]] <= want[pa[1]]) break; keys[b + 1] = keys[b] }
             keys[b + 1] = t0 } }
     ncol = 0; T[++ncol] = "variant"; if (ns > 1) T[++ncol] = "n"
-    for (g = 1; g <= NG; g++) for (j = 1; j <= nc; j++) T[++ncol] = LABEL[g] " " colname(cs[j])
+    for (g = 1; g <= NG; g++) for (fi = 1; fi <= nfl; fi++) for (j = 1; j <= nc; j++) T[++ncol] = LABEL[g] (nfl > 1 ? " " fl[fi] : "") " " colname(cs[j])
     header(ncol, 1)
     for (k = 1; k <= nk; k++) {
         split(keys[k], p, SUBSEP); ncol = 0; T[++ncol] = p[1]; if (ns > 1) T[++ncol] = fmt_n(p[2])
         for (g = 1; g <= NG; g++) { f = R "/" file "-" GPU[g] ".csv"
-            for (j = 1; j <= nc; j++) T[++ncol] = ((g, keys[k]) in RW) ? colfmt(cs[j], V[f, RW[g, keys[k]], cs[j]]) : "–" }
+            for (fi = 1; fi <= nfl; fi++) for (j = 1; j <= nc; j++) T[++ncol] = ((g, fi, keys[k]) in RW) ? colfmt(cs[j], V[f, RW[g, fi, keys[k]], cs[j]]) : "–" }
         emit(row(ncol))
     }
     delete RW; delete want
@@ -406,11 +524,14 @@ function render(spec,   kind, a, na, i, kv, opt, pos) {
                               else pa[++pos] = a[i]
     if (kind == "staircase") t_staircase()
     else if (kind == "lesson") t_lesson(pa[1], opt["prev"])
-    else if (kind == "counters") t_counters(pa[1], pa[2], opt["kernel"], opt["launch"], opt["file"])
+    else if (kind == "counters") t_counters(pa[1], pa[2], opt["kernel"], opt["launch"], opt["file"], opt["elements"])
     else if (kind == "bench") t_bench(pa[1], opt["sizes"], opt["flush"], opt["ratio"], opt["gpu"], opt["names"], opt["rnames"])
     else if (kind == "gpus") t_gpus()
     else if (kind == "rows") t_rows(pa[1], opt["lesson"], opt["variants"], opt["n"], opt["cols"], opt["flush"])
     else if (kind == "ratios") t_ratios(pa[1], opt["gpu"], opt["base"], opt["variants"], opt["sizes"], opt["where"], opt["peak"], opt["names"])
+    else if (kind == "lead") t_lead(pa[1], pa[2], opt["sizes"], opt["from"], opt["by"], opt["flush"])
+    else if (kind == "pairs") t_pairs(pa[1], opt["gpu"], opt["sizes"])
+    else if (kind == "loop") t_loop(pa[1], opt["kernels"], opt["per"], opt["ops"], opt["inside"])
     else if (kind == "scaling") t_scaling(opt["mode"])
     else if (kind == "crossover") t_crossover()
     else if (kind == "excerpt") t_excerpt(rest)
