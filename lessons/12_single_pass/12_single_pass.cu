@@ -118,9 +118,11 @@ static void reduce_atomic(const float *d_in, size_t n, float *d_out)
 {
     CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); // the blocks add into it
     if (n == 0) return;
-    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // the same grid as reduce_gpu's
-    int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
-    reduce_atomic_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, d_out);
+    // One block per tile, not one wave: no block waits for another, so blocks
+    // that do not fit yet start as others end (2^30 floats: 262,144 blocks).
+    size_t blocks = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
+    if (blocks > 0x7fffffff) blocks = 0x7fffffff; // gridDim.x's limit; thread_sum loops past it
+    reduce_atomic_kernel<<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, d_out);
     CUDA_CHECK_LAST();
 }
 
