@@ -5,8 +5,9 @@
  * floats apart, so several of them hit the same bank. Padding stores word w
  * at slot w + PAD*(w/32): PAD spare words after every 32. PAD 33 moves each
  * row of 32 words one bank over and the conflicts vanish; PAD 32 moves it by
- * whole rows, so every word keeps its bank and its conflicts, with the same
- * instructions as PAD 33. One program, three variants:
+ * whole rows, so every word keeps its bank and its conflicts, with as many
+ * instructions as PAD 33 (the same control flow; the slot is computed with
+ * other instructions). One program, three variants:
  *   tree                    lesson 04's kernel, unpadded
  *   tree_padded             PAD 33: no conflicts
  *   tree_padded_same_banks  PAD 32: the conflicts kept (the control)
@@ -57,8 +58,8 @@ __global__ void reduce_kernel(const float *in, size_t n, float *out) { padded_tr
 // Dynamic shared memory: blockDim.x + 33 * blockDim.x / 32 floats.
 __global__ void reduce_padded_kernel(const float *in, size_t n, float *out) { padded_tree(in, n, out, 33); }
 
-// The same, padded by 32 words per 32: the conflicts of lesson 04, the
-// instructions of PAD 33. Dynamic shared memory: blockDim.x * 2 floats.
+// The same, padded by 32 words per 32: the conflicts of lesson 04, as many
+// instructions as PAD 33. Dynamic shared memory: blockDim.x * 2 floats.
 __global__ void reduce_same_banks_kernel(const float *in, size_t n, float *out) { padded_tree(in, n, out, 32); }
 
 // ---- launch ---------------------------------------------------------------

@@ -1,0 +1,36 @@
+#!/bin/sh
+# Lessons 15 and 16 issue UNROLL float4 loads per thread before adding any
+# (lesson 11's idea). This sweep builds copies of the two lessons with
+# UNROLL = 1, 2, 4 and 8 (nothing else changed) and times every variant of
+# each copy at n = 2^26 and 2^30, L2 dirty, in one process per copy.
+# Needs a GPU. Writes results/tune-unroll-lesson15-16-<gpu>.csv: the unroll
+# value, then the harness's CSV line.
+#
+#     sh lab/15_unroll.sh               (CCCL_HOME as for make lesson15)
+set -u
+cd "$(dirname "$0")/.." || exit 1
+command -v nvidia-smi >/dev/null && nvidia-smi -L | grep -q '^GPU' || { echo "15_unroll.sh: needs a GPU" >&2; exit 1; }
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
+slug=$(echo "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
+B=build/unroll
+mkdir -p "$B" results
+for l in 15 16; do
+    src=$(ls lessons/${l}_*/${l}_*.cu)
+    grep -q "^#define UNROLL [0-9]* " "$src" || { echo "15_unroll.sh: $src has no UNROLL define" >&2; exit 1; }
+    # the lesson's own compile line, pointed at the copy
+    cmd=$(make -s -n -B "lesson$l" | grep nvcc) || { echo "15_unroll.sh: no compile line for lesson$l" >&2; exit 1; }
+    for u in 1 2 4 8; do
+        sed "s/^#define UNROLL [0-9]* /#define UNROLL $u /" "$src" >"$B/l${l}_u$u.cu"
+        eval "$(echo "$cmd" | sed "s|-o lesson$l $src|-o $B/l${l}_u$u $B/l${l}_u$u.cu|")" &
+    done
+done
+wait
+out=results/tune-unroll-lesson15-16-$slug.csv
+echo "unroll,lesson,variant,gpu,n,bytes,reps,median_us,min_us,max_us,gbps,pct_peak,result,expected,abs_err,status" >"$out"
+for l in 15 16; do
+    for u in 1 2 4 8; do
+        [ -x "$B/l${l}_u$u" ] || { echo "15_unroll.sh: l${l}_u$u did not build" >&2; continue; }
+        "$B/l${l}_u$u" -n 2^26,2^30 --csv 2>/dev/null | grep -E "^${l}_" | sed "s/^/$u,/" >>"$out"
+    done
+done
+echo "$(($(wc -l <"$out") - 1)) rows in $out"
