@@ -1,6 +1,6 @@
 // cccl_gpu_to_gpu_probe.cu -- the check behind results/cccl-gpu-to-gpu-<gpu>.txt: CUB's
 // DeviceReduce::Sum at three determinism levels, CUB's own memory resource, on odd integers
-// in [-15, 15] (exact in any order), at sizes around 2^29..2^31. Build and run (CCCL 3.1+):
+// in [-15, 15] (exact in the orders a tree or a random walk gives), at sizes around 2^29..2^31. Build and run (CCCL 3.1+):
 //   nvcc -std=c++17 -arch=sm_90 -I$CCCL_HOME/include/cccl -o probe scripts/cccl_gpu_to_gpu_probe.cu && ./probe
 #include <cub/cub.cuh>
 #include <cuda/execution>
