@@ -1,17 +1,16 @@
 #!/bin/sh
 # Lessons 15 and 16 issue UNROLL float4 loads per thread before adding any
 # (lesson 11's idea). This sweep builds copies of the two lessons with
-# UNROLL = 1, 2, 4 and 8 (nothing else changed) and times every variant of
-# each copy at n = 2^26 and 2^30, L2 dirty, in one process per copy.
-# Needs a GPU. Writes results/tune-unroll-lesson15-16-<gpu>.csv: the unroll
-# value, then the harness's CSV line.
+# UNROLL = 1, 2, 4 and 8 (nothing else changed), with the lesson's own
+# compile line and -Xptxas -v, and writes each kernel's registers and spills
+# to results/ptxas-lab15-unroll-sm_90.txt (no GPU needed for that part).
+# Then it times every variant of each copy at n = 2^26 and 2^30, L2 dirty,
+# in one process per copy: results/tune-unroll-lesson15-16-<gpu>.csv, the
+# unroll value, then the harness's CSV line (a GPU needed).
 #
 #     sh lab/15_unroll.sh               (CCCL_HOME as for make lesson15)
 set -u
 cd "$(dirname "$0")/.." || exit 1
-command -v nvidia-smi >/dev/null && nvidia-smi -L | grep -q '^GPU' || { echo "15_unroll.sh: needs a GPU" >&2; exit 1; }
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
-slug=$(echo "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
 B=build/unroll
 mkdir -p "$B" results
 for l in 15 16; do
@@ -21,10 +20,22 @@ for l in 15 16; do
     cmd=$(make -s -n -B "lesson$l" | grep nvcc) || { echo "15_unroll.sh: no compile line for lesson$l" >&2; exit 1; }
     for u in 1 2 4 8; do
         sed "s/^#define UNROLL [0-9]* /#define UNROLL $u /" "$src" >"$B/l${l}_u$u.cu"
-        eval "$(echo "$cmd" | sed "s|-o lesson$l $src|-o $B/l${l}_u$u $B/l${l}_u$u.cu|")" &
+        eval "$(echo "$cmd" | sed "s|-o lesson$l $src|-Xptxas -v -o $B/l${l}_u$u $B/l${l}_u$u.cu|") 2>$B/l${l}_u$u.ptxas" &
     done
 done
 wait
+# the lessons' kernels only (not CUB's, Thrust's or the harness's)
+{ echo "# ptxas -v (sm_90, CUDA $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')) of lessons 15 and 16 built with UNROLL = 1, 2, 4, 8 (lab/15_unroll.sh's copies): each kernel's registers, then its stack and spills"
+  for l in 15 16; do for u in 1 2 4 8; do
+      echo "## lesson $l, UNROLL $u"
+      awk '/Compiling entry function/ && /sm_90/ { f = $0; sub(/.*function ./, "", f); sub(/^_Z[0-9]+/, "", f); k = index(f, "_kernel")
+                                                 keep = (k > 0 && f !~ /cub|CUB|thrust|harness|fill|check|count_wrong/); f = substr(f, 1, k + 6); next }
+           /Compiling entry function/ { keep = 0 }
+           keep && /spill|Used/ { sub(/^ *(ptxas info *: )?/, ""); print f ": " $0 }' "$B/l${l}_u$u.ptxas"
+  done; done; } >results/ptxas-lab15-unroll-sm_90.txt
+command -v nvidia-smi >/dev/null && nvidia-smi -L | grep -q '^GPU' || { echo "15_unroll.sh: wrote results/ptxas-lab15-unroll-sm_90.txt; the timings need a GPU" >&2; exit 1; }
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
+slug=$(echo "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
 out=results/tune-unroll-lesson15-16-$slug.csv
 echo "unroll,lesson,variant,gpu,n,bytes,reps,median_us,min_us,max_us,gbps,pct_peak,result,expected,abs_err,status" >"$out"
 for l in 15 16; do
