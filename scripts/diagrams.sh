@@ -605,7 +605,7 @@ function d_last_block(   lv, order, slots, sx, i, k, x, y, cw, n, b, last) {
 }
 function d_atomic(   y, k, x, r, ord, n, b) {
     open(880, 360, "Lesson 12: the atomic finish, one atomicAdd per block into a zeroed *out")
-    TB(20, 24, "Atomic finish: a memset, then each of the " G " blocks adds its sum into *out as it finishes")
+    TB(20, 24, "Atomic finish at n = 2^26: a memset, then each of " comma(G) " blocks (one per tile) adds its sum into *out")
     for (r = 1; r <= 2; r++) {
         y = 56 + (r - 1) * 120
         T(20, y + 18, "run " r, 13)
@@ -621,7 +621,7 @@ function d_atomic(   y, k, x, r, ord, n, b) {
         TM(80, y + 84, (r == 1 ? "*out = ((0 + p3) + p0) + p" G - 1 " ..." : "*out = ((0 + p0) + p17) + p3 ...") "   (pb: block b's sum)", 12)
     }
     T(20, 312, "Float addition is not associative: another order rounds differently, so a uniform input's last bits change run to", 12)
-    T(20, 330, "run. " G " float atomics to one L2 address, issued while other blocks still read: only the last one waits at the end.", 12)
+    T(20, 330, "run. " comma(G) " float atomics to one L2 address, issued while other blocks still read: only the last one waits.", 12)
     close_svg()
 }
 # ---- lesson 13: a cluster adds through distributed shared memory ----------------------
@@ -919,7 +919,7 @@ BEGIN {
     if (D == "10b") { B = b; d_block_sum() }
     if (D == "11") { B = b; U = u; d_float4() }
     if (D == "12") { B = b; G = 132 * int(2048 / b); d_last_block() }
-    if (D == "12a") { B = b; G = 132 * int(2048 / b); d_atomic() }
+    if (D == "12a") { B = b; G = 67108864 / (4 * b * u); d_atomic() } # one block per tile of b x u float4s, n = 2^26
     if (D == "13") { B = b; G = 132 * int(2048 / b); d_cluster() }
     if (D == "15") { B = b; CMAX = cmax; FL = fl; d_partition() }
     if (D == "15k") { d_kahan() }
@@ -945,7 +945,7 @@ d=$(dir 08); draw 08 "$d/unrolled.svg" -v b="$B08"
 d=$(dir 09); draw 09 "$d/grid_stride.svg" -v b="$B09" -v sms=132
 d=$(dir 10); draw 10 "$d/shuffle_down.svg"; draw 10x "$d/shuffle_xor.svg"; draw 10b "$d/block_sum.svg" -v b="$B10"
 d=$(dir 11); draw 11 "$d/head_body_tail.svg" -v b="$B11" -v u="$U11"
-d=$(dir 12); draw 12 "$d/last_block.svg" -v b="$B12"; draw 12a "$d/atomic.svg" -v b="$B12"
+d=$(dir 12); draw 12 "$d/last_block.svg" -v b="$B12"; draw 12a "$d/atomic.svg" -v b="$B12" -v u="$U12"
 fits=$(ls results/lesson13-clusters-*.txt 2>/dev/null | head -n 1)
 d=$(dir 13); draw 13 "$d/cluster.svg" -v b="$B13" -v FITS="$fits"
 d=$(dir 15); draw 15 "$d/partition.svg" -v b="$B15" -v cmax="$C15" -v fl="$F15"; draw 15k "$d/kahan.svg"

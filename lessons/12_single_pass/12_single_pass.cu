@@ -6,6 +6,8 @@
  *   atomic  each block atomicAdds its sum into *out (zeroed by a memset).
  *           Blocks finish in a different order every run and float addition
  *           is not associative: a uniform sum's last bits vary run to run.
+ *           No block waits for another, so the grid is one block per tile,
+ *           not lesson 11's one wave: blocks start as others end.
  *   fixed   last block done: each block stores its sum and counts itself on
  *           a counter (release-acquire); the last to count adds all the sums
  *           in index order. One kernel, no memset, the same bits every run.
@@ -98,8 +100,8 @@ static float *g_partials;        // one partial per block
 static unsigned int *g_retired;  // the blocks-done counter, zeroed by run before its first launch
 
 // The fixed finish: lesson 11's launcher with its second launch gone (the last
-// block adds the partials). Both finishes take lesson 11's grid, from n and
-// the GPU only, never from timing.
+// block adds the partials). Its grid is lesson 11's one wave, from n and the GPU
+// only: each block waits for count_done's answer before it can exit.
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { // the sum of nothing is 0; nothing to launch
@@ -118,9 +120,10 @@ static void reduce_atomic(const float *d_in, size_t n, float *d_out)
 {
     CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); // the blocks add into it
     if (n == 0) return;
-    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // the same grid as reduce_gpu's
-    int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
-    reduce_atomic_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, d_out);
+    // One block per tile, not one wave: no block waits for another (2^30 floats: 262,144 blocks).
+    size_t blocks = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
+    if (blocks > 0x7fffffff) blocks = 0x7fffffff; // gridDim.x's limit; thread_sum loops past it
+    reduce_atomic_kernel<<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, d_out);
     CUDA_CHECK_LAST();
 }
 
@@ -132,14 +135,14 @@ static const LessonInfo info = {"12_single_pass", BLOCK_FIXED, BLOCK_SIZE, "BLOC
 static int run(Options opt)
 {
     Input in = make_input(&opt); // also reads the SM count into g_dev
-    // One grid for both finishes, so that they read alike: the fixed kernel's.
+    // The fixed finish's grid: as many blocks as fit at once (the atomic one takes a block per tile).
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_kernel, BLOCK_SIZE, 0));
     if (per_sm < 1) per_sm = 1;
     g_max_blocks = g_dev.sm_count * per_sm;
     if (!opt.csv)
-        printf("grid: %d SMs x %d resident blocks = at most %d blocks of %d threads\n", g_dev.sm_count, per_sm,
-               g_max_blocks, BLOCK_SIZE);
+        printf("grid: %d SMs x %d resident blocks = at most %d blocks of %d threads (fixed); atomic: one per tile\n",
+               g_dev.sm_count, per_sm, g_max_blocks, BLOCK_SIZE);
     CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g_retired, sizeof(unsigned int)));
     CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));

@@ -135,14 +135,14 @@ static int run(Options opt)
                 HAVE_DETERMINISM ? "cccl_* rows: determinism levels through an execution environment"
                                  : "cccl_* rows skipped (they need CUB 3.1 or newer: make lesson14 CCCL_HOME=DIR)");
 
-    // One grid for both finishes, so that they read alike: the fixed kernel's.
+    // The fixed finish's grid: as many blocks as fit at once (the atomic one takes a block per tile).
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_kernel, BLOCK_SIZE, 0));
     if (per_sm < 1) per_sm = 1;
     g_max_blocks = g_dev.sm_count * per_sm;
     if (!opt.csv)
-        printf("grid: %d SMs x %d resident blocks = at most %d blocks of %d threads\n", g_dev.sm_count, per_sm,
-               g_max_blocks, BLOCK_SIZE);
+        printf("grid: %d SMs x %d resident blocks = at most %d blocks of %d threads (fixed); atomic: one per tile\n",
+               g_dev.sm_count, per_sm, g_max_blocks, BLOCK_SIZE);
     CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g_retired, sizeof(unsigned int)));
     CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
@@ -255,8 +255,8 @@ __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, 
 }
 
 // The fixed finish: lesson 11's launcher with its second launch gone (the last
-// block adds the partials). Both finishes take lesson 11's grid, from n and
-// the GPU only, never from timing.
+// block adds the partials). Its grid is lesson 11's one wave, from n and the GPU
+// only: each block waits for count_done's answer before it can exit.
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { // the sum of nothing is 0; nothing to launch
@@ -275,9 +275,10 @@ static void reduce_atomic(const float *d_in, size_t n, float *d_out)
 {
     CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); // the blocks add into it
     if (n == 0) return;
-    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // the same grid as reduce_gpu's
-    int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
-    reduce_atomic_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, d_out);
+    // One block per tile, not one wave: no block waits for another (2^30 floats: 262,144 blocks).
+    size_t blocks = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
+    if (blocks > 0x7fffffff) blocks = 0x7fffffff; // gridDim.x's limit; thread_sum loops past it
+    reduce_atomic_kernel<<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, d_out);
     CUDA_CHECK_LAST();
 }
 

@@ -1,0 +1,417 @@
+// uses: cccl
+/*
+ * Lab 12: the fixed finish's tail. Lesson 12's atomic finish takes one block
+ * per tile and no block waits; its fixed finish takes one wave, because every
+ * block waits for count_done's answer before it exits and the last block adds
+ * one partial per block. This lab times fixed finishes with more blocks,
+ * beside the atomic one and CUB, in one process, in turns:
+ *
+ *   cub          cub::DeviceReduce::Sum
+ *   atomic       lesson 12's atomic finish, one block per tile
+ *   fixed        lesson 12's fixed finish, one wave
+ *   fixed_pP     lesson 12's fixed kernel, one block per P tiles (at least
+ *                one wave of blocks), its partials loop issuing 8 loads
+ *                before its adds (the same additions in the same order)
+ *   fixed2_pP    two levels of last-block-done, one block per P tiles: blocks
+ *                form groups of BLOCK_SIZE consecutive blocks, each group with
+ *                its own counter; the last block of a group adds the group's
+ *                partials (one per thread) into a group sum, and the last
+ *                group adds the group sums in index order. One group: its sum
+ *                is the result. Every sum has a fixed order.
+ *   tile_atomic, tile_fixed2   the same finishes over tiles of TILE_THREADS x
+ *                TILE_LOADS float4s, all loads issued before any add (lab 12
+ *                tiles' shape), one block per tile
+ *
+ *     make lab_12_fixed_finish && ./lab_12_fixed_finish -n 2^20,2^24,2^26,2^28,2^30 --flush clean
+ */
+#include "harness.h"
+#include <cub/device/device_reduce.cuh>
+
+#define BLOCK_SIZE 512 // lesson 12's block and loads per thread
+#define UNROLL 2
+#define WARPS (BLOCK_SIZE / 32)
+#define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per round
+#define FULL_MASK 0xffffffffu
+
+#ifndef TILE_THREADS
+#define TILE_THREADS 256
+#endif
+#ifndef TILE_LOADS
+#define TILE_LOADS 16
+#endif
+#define TILE4 (TILE_THREADS * TILE_LOADS) // float4s per tile
+
+// Lesson 12's pieces, copied unchanged at the end of this file.
+__device__ float warp_sum(float v);
+__device__ float block_sum(float v);
+__device__ float thread_sum(const float *in, size_t n);
+__device__ unsigned int count_done(unsigned int *retired, unsigned int m);
+__global__ void reduce_atomic_kernel(const float *in, size_t n, float *out);
+__global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out);
+
+// ---- kernels ---------------------------------------------------------------
+
+// Lesson 12's fixed kernel, its partials loop issuing 8 loads before its adds.
+__global__ void reduce_fixed_u8_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out)
+{
+    __shared__ bool last;
+    float v = block_sum(thread_sum(in, n));
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = v;
+        last = (count_done(retired, gridDim.x - 1) == gridDim.x - 1);
+    }
+    __syncthreads();
+    if (!last) return;
+    v = 0.0f;
+    unsigned int b = threadIdx.x;
+    for (; b + 7 * BLOCK_SIZE < gridDim.x; b += 8 * BLOCK_SIZE) {
+        float p[8];
+#pragma unroll
+        for (int u = 0; u < 8; u++) p[u] = __ldcg(&partials[b + u * BLOCK_SIZE]);
+#pragma unroll
+        for (int u = 0; u < 8; u++) v += p[u];
+    }
+    for (; b < gridDim.x; b += BLOCK_SIZE) v += __ldcg(&partials[b]);
+    v = block_sum(v);
+    if (threadIdx.x == 0) *out = v;
+}
+
+// The two-level finish for a block of T threads whose sum v is in thread 0.
+// counters[0..groups] are 0 before the launch; count_done leaves them 0.
+template <int T, float (*BSUM)(float)>
+__device__ void finish2(float v, float *partials, float *gpartials, unsigned int *counters, float *out)
+{
+    __shared__ bool last;
+    unsigned int group = blockIdx.x / T, first = group * T;
+    unsigned int members = min((unsigned int)T, gridDim.x - first);
+    unsigned int groups = (gridDim.x + T - 1) / T;
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = v;
+        last = (count_done(&counters[group], members - 1) == members - 1);
+    }
+    __syncthreads();
+    if (!last) return;
+    v = BSUM(threadIdx.x < members ? __ldcg(&partials[first + threadIdx.x]) : 0.0f);
+    if (groups == 1) {
+        if (threadIdx.x == 0) *out = v;
+        return;
+    }
+    if (threadIdx.x == 0) {
+        gpartials[group] = v;
+        last = (count_done(&counters[groups], groups - 1) == groups - 1);
+    }
+    __syncthreads();
+    if (!last) return;
+    v = 0.0f;
+    for (unsigned int g = threadIdx.x; g < groups; g += T) v += __ldcg(&gpartials[g]);
+    v = BSUM(v);
+    if (threadIdx.x == 0) *out = v;
+}
+
+__global__ void reduce_fixed2_kernel(const float *in, size_t n, float *partials, float *gpartials,
+                                     unsigned int *counters, float *out)
+{
+    finish2<BLOCK_SIZE, block_sum>(block_sum(thread_sum(in, n)), partials, gpartials, counters, out);
+}
+
+// block_sum for TILE_THREADS threads. Every thread calls it.
+__device__ float tile_block_sum(float v)
+{
+    __shared__ float warp_sums[TILE_THREADS / 32];
+    unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    v = warp_sum(v);
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads();
+    if (warp == 0) v = warp_sum(lane < TILE_THREADS / 32 ? warp_sums[lane] : 0.0f);
+    return v;
+}
+
+// Tile blockIdx.x of the float4 body (lesson 11's head, body and tail): thread
+// t reads float4s t, t + TILE_THREADS, ..., all TILE_LOADS loads first. Only
+// the last tile can be partial. Block 0 also adds the scalar head and tail.
+__device__ float tile_thread_sum(const float *in, size_t n)
+{
+    size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / sizeof(float);
+    if (head > n) head = n;
+    size_t nvec = (n - head) / 4, tail = n - head - 4 * nvec;
+    const float4 *body = (const float4 *)(in + head);
+    float sum = 0.0f;
+    if (blockIdx.x == 0 && threadIdx.x < head) sum += in[threadIdx.x];
+    if (blockIdx.x == 0 && threadIdx.x < tail) sum += in[head + 4 * nvec + threadIdx.x];
+    size_t first = (size_t)blockIdx.x * TILE4, i = first + threadIdx.x;
+    if (first >= nvec) return sum;
+    float4 v[TILE_LOADS];
+    if (first + TILE4 <= nvec) {
+#pragma unroll
+        for (int u = 0; u < TILE_LOADS; u++) v[u] = __ldg(&body[i + u * TILE_THREADS]);
+    } else {
+#pragma unroll
+        for (int u = 0; u < TILE_LOADS; u++)
+            v[u] = i + u * TILE_THREADS < nvec ? __ldg(&body[i + u * TILE_THREADS]) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+#pragma unroll
+    for (int u = 0; u < TILE_LOADS; u++) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+    return sum;
+}
+
+__global__ void __launch_bounds__(TILE_THREADS) tile_atomic_kernel(const float *in, size_t n, float *out)
+{
+    float v = tile_block_sum(tile_thread_sum(in, n));
+    if (threadIdx.x == 0) atomicAdd(out, v);
+}
+
+__global__ void __launch_bounds__(TILE_THREADS) tile_fixed2_kernel(const float *in, size_t n, float *partials,
+                                                                   float *gpartials, unsigned int *counters, float *out)
+{
+    finish2<TILE_THREADS, tile_block_sum>(tile_block_sum(tile_thread_sum(in, n)), partials, gpartials, counters, out);
+}
+
+// ---- launch ---------------------------------------------------------------
+
+static int g_wave;               // lesson 12's one wave: SMs x resident blocks
+static float *g_partials;        // one per block of the largest grid
+static float *g_gpartials;       // one per group
+static unsigned int *g_retired;  // 0 between launches
+static unsigned int *g_counters; // one per group and the top one, 0 between launches
+static void *g_cub_temp;
+static size_t g_cub_temp_bytes;
+
+static size_t tiles12(size_t n) { return (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); } // lesson 12's tiles
+// One block per `per` tiles, at least one wave (never more blocks than tiles).
+static int grid_per(size_t n, size_t per)
+{
+    size_t t = tiles12(n), g = (t + per - 1) / per, wave = t < (size_t)g_wave ? t : (size_t)g_wave;
+    if (g < wave) g = wave;
+    return g > 0 ? (int)g : 1;
+}
+static int tile_grid(size_t n) { size_t t = (n / 4 + TILE4 - 1) / TILE4; return t > 0 ? (int)t : 1; }
+
+static void sum_atomic(const float *d_in, size_t n, float *d_out)
+{
+    CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
+    if (n == 0) return;
+    reduce_atomic_kernel<<<(unsigned int)tiles12(n), BLOCK_SIZE>>>(d_in, n, d_out);
+    CUDA_CHECK_LAST();
+}
+static void sum_fixed(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); return; }
+    size_t t = tiles12(n);
+    reduce_fixed_kernel<<<t < (size_t)g_wave ? (int)t : g_wave, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out);
+    CUDA_CHECK_LAST();
+}
+static void fixed_u8(const float *d_in, size_t n, float *d_out, size_t per)
+{
+    if (n == 0) { CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); return; }
+    reduce_fixed_u8_kernel<<<grid_per(n, per), BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out);
+    CUDA_CHECK_LAST();
+}
+static void fixed2(const float *d_in, size_t n, float *d_out, size_t per)
+{
+    if (n == 0) { CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); return; }
+    reduce_fixed2_kernel<<<grid_per(n, per), BLOCK_SIZE>>>(d_in, n, g_partials, g_gpartials, g_counters, d_out);
+    CUDA_CHECK_LAST();
+}
+static void sum_fixed_p4(const float *d_in, size_t n, float *d_out) { fixed_u8(d_in, n, d_out, 4); }
+static void sum_fixed_p8(const float *d_in, size_t n, float *d_out) { fixed_u8(d_in, n, d_out, 8); }
+static void sum_fixed2_p1(const float *d_in, size_t n, float *d_out) { fixed2(d_in, n, d_out, 1); }
+static void sum_fixed2_p2(const float *d_in, size_t n, float *d_out) { fixed2(d_in, n, d_out, 2); }
+static void sum_fixed2_p4(const float *d_in, size_t n, float *d_out) { fixed2(d_in, n, d_out, 4); }
+static void sum_fixed2_p8(const float *d_in, size_t n, float *d_out) { fixed2(d_in, n, d_out, 8); }
+static void sum_tile_atomic(const float *d_in, size_t n, float *d_out)
+{
+    CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
+    if (n == 0) return;
+    tile_atomic_kernel<<<tile_grid(n), TILE_THREADS>>>(d_in, n, d_out);
+    CUDA_CHECK_LAST();
+}
+static void sum_tile_fixed2(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); return; }
+    tile_fixed2_kernel<<<tile_grid(n), TILE_THREADS>>>(d_in, n, g_partials, g_gpartials, g_counters, d_out);
+    CUDA_CHECK_LAST();
+}
+
+static cudaError_t cub_sum(void *temp, size_t *bytes, const float *d_in, float *d_out, size_t n)
+{
+    if (n <= 0x7FFFFFFF) return cub::DeviceReduce::Sum(temp, *bytes, d_in, d_out, (int)n, 0);
+    return cub::DeviceReduce::Sum(temp, *bytes, d_in, d_out, (unsigned long long)n, 0);
+}
+static void sum_cub(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); return; }
+    CUDA_CHECK(cub_sum(g_cub_temp, &g_cub_temp_bytes, d_in, d_out, n));
+}
+
+// ---- main -----------------------------------------------------------------
+
+static const LessonInfo info = {"lab_12_fixed_finish", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
+
+static int run(Options opt)
+{
+    Input in = make_input(&opt);
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_kernel, BLOCK_SIZE, 0));
+    if (per_sm < 1) per_sm = 1;
+    g_wave = g_dev.sm_count * per_sm;
+    size_t most = tiles12(in.n) > (size_t)tile_grid(in.n) ? tiles12(in.n) : (size_t)tile_grid(in.n);
+    if (most < (size_t)g_wave) most = g_wave;
+    size_t groups = (most + TILE_THREADS - 1) / TILE_THREADS; // the smaller block makes more groups
+    if (!opt.csv)
+        printf("one wave: %d SMs x %d = %d blocks of %d; tiles of %d x %d float4s for tile_*\n", g_dev.sm_count, per_sm,
+               g_wave, BLOCK_SIZE, TILE_THREADS, TILE_LOADS);
+    CUDA_CHECK(cudaMalloc((void **)&g_partials, most * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g_gpartials, groups * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g_retired, sizeof(unsigned int)));
+    CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
+    CUDA_CHECK(cudaMalloc((void **)&g_counters, (groups + 1) * sizeof(unsigned int)));
+    CUDA_CHECK(cudaMemset(g_counters, 0, (groups + 1) * sizeof(unsigned int)));
+    CUDA_CHECK(cub_sum(NULL, &g_cub_temp_bytes, in.d_in, NULL, in.n));
+    CUDA_CHECK(cudaMalloc(&g_cub_temp, g_cub_temp_bytes > 0 ? g_cub_temp_bytes : 1));
+    SumVariant v[] = {
+        {"cub", sum_cub, &in},
+        {"atomic", sum_atomic, &in},
+        {"fixed", sum_fixed, &in},
+        {"fixed_p4", sum_fixed_p4, &in},
+        {"fixed_p8", sum_fixed_p8, &in},
+        {"fixed2_p1", sum_fixed2_p1, &in},
+        {"fixed2_p2", sum_fixed2_p2, &in},
+        {"fixed2_p4", sum_fixed2_p4, &in},
+        {"fixed2_p8", sum_fixed2_p8, &in},
+        {"tile_atomic", sum_tile_atomic, &in},
+        {"tile_fixed2", sum_tile_fixed2, &in},
+    };
+    run_variants(&opt, v, (int)(sizeof v / sizeof v[0]));
+    CUDA_CHECK(cudaFree(g_cub_temp));
+    CUDA_CHECK(cudaFree(g_counters));
+    CUDA_CHECK(cudaFree(g_retired));
+    CUDA_CHECK(cudaFree(g_gpartials));
+    CUDA_CHECK(cudaFree(g_partials));
+    free_input(&in);
+    return 0;
+}
+
+int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }
+
+// ---- unchanged from lesson 12 ---------------------------------------------
+
+// The sum of v over the 32 lanes of this warp, in lane 0 (the other lanes
+// end with partial sums). At each step lane k adds the value of lane
+// k + offset: offsets 16, 8, 4, 2, 1 halve the live values, as the tree did,
+// but register to register. __shfl_down_sync waits for the lanes FULL_MASK
+// names, so all 32 must call it; a lane whose k + offset is past 31 gets its
+// own value back, and that only lands in lanes whose sums nobody reads.
+__device__ float warp_sum(float v)
+{
+    for (int offset = 16; offset > 0; offset >>= 1) // constant trip count: fully unrolled
+        v += __shfl_down_sync(FULL_MASK, v, offset);
+    return v;
+}
+
+// The sum of v over the block, in thread 0. Every thread of the block must
+// call it: all lanes of every warp shuffle, and all reach the barrier.
+__device__ float block_sum(float v)
+{
+    __shared__ float warp_sums[WARPS]; // one slot per warp, not one per thread
+    unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    v = warp_sum(v);
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads(); // the one barrier: every warp's slot written before warp 0 reads them
+    if (warp == 0) // the whole of warp 0: its 32 lanes shuffle together
+        v = warp_sum(lane < WARPS ? warp_sums[lane] : 0.0f); // lanes past the last warp add 0
+    // No barrier at the end: a second call must come after one (reduce_fixed_kernel).
+    return v;
+}
+
+// This thread's share of in[0..n), lesson 11's: a scalar head and tail (0..3
+// floats each, block 0's first threads) and a 16-byte aligned float4 body.
+__device__ float thread_sum(const float *in, size_t n)
+{
+    // Floats before the first 16-byte boundary: in is 4-byte aligned, so its
+    // address mod 16 is 0, 4, 8 or 12 and head is 0, 3, 2 or 1 (never more than n).
+    size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / sizeof(float);
+    if (head > n) head = n;
+    size_t nvec = (n - head) / 4;            // whole float4s in the body
+    size_t tail = n - head - 4 * nvec;       // 0..3 floats left after the body
+    const float4 *body = (const float4 *)(in + head); // 16-byte aligned; read only when nvec > 0
+
+    float sum = 0.0f;
+    if (blockIdx.x == 0 && threadIdx.x < head) sum += in[threadIdx.x];
+    if (blockIdx.x == 0 && threadIdx.x < tail) sum += in[head + 4 * nvec + threadIdx.x];
+
+    // size_t: nvec may pass 2^31. The loop runs while all UNROLL of this
+    // thread's float4s exist; the last, partial round is guarded load by load.
+    size_t i = (size_t)blockIdx.x * TILE + threadIdx.x;
+    const size_t stride = (size_t)gridDim.x * TILE;
+    for (; i + (UNROLL - 1) * BLOCK_SIZE < nvec; i += stride) {
+        float4 v[UNROLL];
+        // __ldg: the input is not written while the kernel runs, so its loads
+        // may take the read-only (non-coherent) path: ld.global.nc in the PTX.
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) v[u] = __ldg(&body[i + u * BLOCK_SIZE]); // independent: all in flight
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+        if (i + u * BLOCK_SIZE < nvec) {
+            float4 v = __ldg(&body[i + u * BLOCK_SIZE]);
+            sum += (v.x + v.y) + (v.z + v.w);
+        }
+    }
+    return sum;
+}
+
+// (a) atomic. Any grid of BLOCK_SIZE-thread blocks; together they read
+// in[0..n) once (thread_sum). Each block adds its sum into *out, which must
+// hold 0 before the launch: one atomicAdd per block.
+__global__ void reduce_atomic_kernel(const float *in, size_t n, float *out)
+{
+    float v = block_sum(thread_sum(in, n)); // every thread calls block_sum
+    if (threadIdx.x == 0) atomicAdd(out, v); // one atomic per block, in whatever order blocks finish
+}
+
+// Counts the calling block done; returns the count before it. atomicInc(p, m)
+// stores (old >= m ? 0 : old + 1): the blocks see 0..m in some order, and the
+// one that sees m also puts the counter back to 0 for the next launch.
+//   release  the partial stored before the count is visible to all who see it;
+//   acquire  the block that sees m sees every partial stored before the counts.
+// One atom.acq_rel does both (sm_70+). Older GPUs (CUDA 12 still builds for
+// them) need a full fence on each side of a plain atomicInc.
+__device__ unsigned int count_done(unsigned int *retired, unsigned int m)
+{
+    unsigned int old;
+#if __CUDA_ARCH__ < 700
+    __threadfence();                   // release: the partial before the count
+    old = atomicInc(retired, m);
+    if (old == m) __threadfence();     // acquire: the partials after the count
+#else
+    // atom.global takes a global-space address: convert the generic pointer.
+    size_t g = __cvta_generic_to_global(retired);
+    asm volatile("atom.acq_rel.gpu.global.inc.u32 %0, [%1], %2;" : "=r"(old) : "l"(g), "r"(m) : "memory");
+#endif
+    return old;
+}
+
+// (b) fixed. Any grid of BLOCK_SIZE-thread blocks, reading in[0..n) once. Each
+// block stores its sum in partials[blockIdx.x]; the last block to count itself
+// adds partials[0..gridDim.x) in index order into *out. *retired must be 0
+// before the first launch; each launch leaves it 0.
+__global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out)
+{
+    __shared__ bool last; // is this block the last one to count itself?
+    float v = block_sum(thread_sum(in, n)); // every thread calls block_sum
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = v;
+        last = (count_done(retired, gridDim.x - 1) == gridDim.x - 1);
+    }
+    __syncthreads(); // hands `last`, and what thread 0 acquired, to the whole block
+    if (!last) return; // the same for every thread of the block: no barrier below is split
+    // Partials t, t + BLOCK_SIZE, ... in index order, then the same tree: which
+    // block is last varies, the order of the additions does not. __ldcg (read at
+    // L2, not L1) orders nothing: the acquire in count_done makes them visible.
+    v = 0.0f;
+    for (unsigned int b = threadIdx.x; b < gridDim.x; b += BLOCK_SIZE) v += __ldcg(&partials[b]);
+    v = block_sum(v); // block_sum's slots are free again: warp 0 read them before the barrier above
+    if (threadIdx.x == 0) *out = v;
+}
