@@ -18,7 +18,7 @@
 #endif
 // CCCL 3.5.0's gpu_to_gpu sum is wrong from about 2^30 elements on: right at
 // 2^29 + 1, wrong at 2^30 - 1 and above, also with CUB's own allocator and no
-// error returned (results/cccl-gpu-to-gpu-nvidia-h200.txt). Above the largest
+// error returned (lab/14_cccl_gpu_to_gpu.md). Above the largest
 // size seen right, that row is left out with a note, not reported as passing.
 #define CCCL_G2G_TRUSTED(n) (CUB_VERSION > 300500 || (n) <= ((size_t)1 << 29) + 1)
 
