@@ -2,27 +2,29 @@
 /*
  * Lab 12: lesson 12's loop against one block per tile, and a finish with no memset.
  *
- * Lesson 12 sizes its grid to one wave of resident blocks, and each thread
- * loops over the input two float4s at a time (a grid-stride loop). The other
+ * Lesson 11 sizes its grid to one wave of resident blocks (lesson 12's fixed
+ * finish keeps it), and each thread loops over the input two float4s at a
+ * time (a grid-stride loop). The other
  * common shape has no loop: a block of TILE_THREADS threads reads one tile of
  * TILE_THREADS x TILE_LOADS float4s, every thread issuing all TILE_LOADS loads
  * before its first add, and the grid has one block per tile. In between, the
  * grid is capped at W waves of resident blocks and each block reads a run of
  * consecutive tiles (variants *_wW). Three finishes:
- *   atomic  a memset zeroes *out, then one atomicAdd per block (lesson 12's (a))
+ *   atomic  a memset zeroes *out, then one atomicAdd per block (lesson 12's (a),
+ *           here in one wave)
  *   acc     no memset: each block atomicAdds into an accumulator that is 0
  *           between launches, then counts itself done (count_done); the last
  *           block takes the accumulator's value into *out and puts 0 back
  *   fixed   lesson 12's (b): partials, count_done, the last block adds them
  *           in index order (the same bits every run)
  * Variants, timed in turns in one process: cub, cccl_not_guaranteed (CUB
- * 3.1+), atomic, acc, fixed (lesson 12's grid and loop), tile_atomic,
+ * 3.1+), atomic, acc, fixed (one wave, lesson 12's loop), tile_atomic,
  * tile_acc, tile_fixed (one tile per block), tile_atomic_w1/_w4/_w16,
  * tile_acc_w4, tile_fixed_w1/_w4/_w16. The tile shape is a build option.
  * lab/12_tiles.md has what they gave.
  *
  *     make lab_12_tiles && ./lab_12_tiles -n 2^20,2^24,2^28,2^30 --flush clean
- *     make BUILDDIR=build/t EXTRA="-DTILE_THREADS=256 -DTILE_LOADS=16" lab_12_tiles
+ *     make BUILDDIR=build/t EXTRA="-DTILE_THREADS=256 -DTILE_LOADS=16" build/t/lab_12_tiles
  */
 #include "harness.h"
 #include <cub/device/device_reduce.cuh>
@@ -64,7 +66,7 @@ __global__ void reduce_acc_kernel(const float *in, size_t n, float *acc, unsigne
     }
 }
 
-// block_sum for TILE_THREADS threads (32 warps). Every thread calls it.
+// block_sum for TILE_THREADS threads (TILE_THREADS / 32 warps). Every thread calls it.
 __device__ float tile_block_sum(float v)
 {
     __shared__ float warp_sums[TILE_THREADS / 32];
@@ -146,7 +148,7 @@ __global__ void __launch_bounds__(TILE_THREADS) tile_fixed_kernel(const float *i
 
 // ---- launch ---------------------------------------------------------------
 
-static int g_max_blocks;        // lesson 12's grid: SMs x resident blocks
+static int g_max_blocks;        // lesson 12's fixed grid: SMs x resident blocks
 static float *g_partials;       // room for the larger of the two grids
 static unsigned int *g_retired; // 0 between launches
 static float *g_acc;            // 0 between launches

@@ -1,6 +1,6 @@
 // uses: cccl
 /*
- * Lab 14: two rules for lesson 12's kernels (loads, grid), timed against lesson 12 as it is.
+ * Lab 14: two rules for lesson 12's kernels (loads, grid), timed against both kernels in one wave.
  *
  * Lesson 14 sets lesson 12's two finishes, unchanged, beside the libraries.
  * These two rules were tried on them there; this program times them in one
@@ -11,7 +11,8 @@
  *           fits on the GPU at once; the fixed finish only while each block
  *           still reads FIXED_MIN_TILES tiles (each of its blocks waits for
  *           the counter's answer before it exits)
- * Variants: atomic and fixed (lesson 12 as it is), *_stream, *_grid and *_rules
+ * Variants: atomic and fixed (lesson 12's kernels in one wave: its fixed
+ * finish's grid; its atomic finish takes a block per tile), *_stream, *_grid and *_rules
  * (both rules) of each, and cub (cub::DeviceReduce::Sum, temp sized untimed).
  * lab/14_grid_rules.md has what the rules gave on an H100 and an H200.
  *
@@ -107,7 +108,7 @@ static size_t g_cub_temp_bytes;
 // The stream rule: evict-first for inputs of at most STREAM_BELOW_L2 x L2 bytes.
 static int small_input(size_t n) { return (double)n * sizeof(float) <= STREAM_BELOW_L2 * (double)g_dev.l2_bytes; }
 
-// Lesson 12's grid: one wave, but no block that finds no tile (4 * TILE
+// Lesson 12's fixed grid: one wave, but no block that finds no tile (4 * TILE
 // floats). With the grid rule and an input above STREAM_BELOW_L2 x L2, up to
 // OVERSUBSCRIBE waves; for a finish whose blocks wait (fixed), only as many
 // waves as leave each block FIXED_MIN_TILES tiles or more.

@@ -1,7 +1,8 @@
 /*
  * Lesson 12: one launch per reduction, two ways to finish it.
  *
- * What changed since lesson 11: only the finish. Each block sums its share
+ * What changed since lesson 11: the finish, and with it the atomic finish's
+ * grid. Each block sums its share
  * as in lesson 11; then, in the same launch, the blocks' sums meet:
  *   atomic  each block atomicAdds its sum into *out (zeroed by a memset).
  *           Blocks finish in a different order every run and float addition
