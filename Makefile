@@ -20,7 +20,7 @@ BUILDDIR  ?= .
 # Where make run / make bench write: runs/ (yours, git-ignored); results/ holds
 # the reference runs and is written only when asked: make run RESULTS=results
 RESULTS   ?= runs
-# A newer CUB/Thrust (CCCL) for sources marked `// uses: cccl` (lesson 14):
+# A newer CUB/Thrust (CCCL) for sources marked `// uses: cccl` (lessons 14, 15 and some lab programs):
 # CCCL_HOME=DIR, where DIR/include/cub/cub.cuh or DIR/include/cccl/cub/cub.cuh
 # exists (the second is how the nvidia-cuda-cccl Python package lays it out,
 # e.g. CCCL_HOME=.../site-packages/nvidia/cu13). Empty: the toolkit's own.
@@ -106,6 +106,12 @@ NCCL_FLAGS := $(if $(filter-out /usr /usr/local $(TOOLKIT),$(NCCL_HOME)),-I$(NCC
 # A newer CCCL goes first on the include path, so that its CUB wins over the toolkit's.
 CCCL_INC   := $(if $(strip $(CCCL_HOME)),$(patsubst %/cub/cub.cuh,%,$(firstword $(wildcard $(CCCL_HOME)/include/cccl/cub/cub.cuh $(CCCL_HOME)/include/cub/cub.cuh))))
 CCCL_FOUND := $(CCCL_INC)
+# A CCCL_HOME with no CUB in it is a mistake, not a request for the toolkit's CUB.
+ifneq ($(BUILD_GOALS),)
+ifneq ($(and $(strip $(CCCL_HOME)),$(if $(CCCL_INC),,missing)),)
+$(error CCCL_HOME=$(CCCL_HOME) holds neither include/cub/cub.cuh nor include/cccl/cub/cub.cuh: point it at a CCCL folder (the nvidia-cuda-cccl package's nvidia/cu13) or leave it empty for the toolkit's CUB)
+endif
+endif
 cccl_flags  = $(if $(CCCL_FOUND),$(if $(shell grep -l '// uses: cccl' $(1) 2>/dev/null),-I$(CCCL_INC) -DREDUCE_HAVE_CCCL_HOME=1))
 CUOBJDUMP  ?= $(or $(wildcard $(TOOLKIT)/bin/cuobjdump),$(shell command -v cuobjdump 2>/dev/null))
 
@@ -315,6 +321,6 @@ help:
 	@echo "  BUILDDIR=build/x     build there instead of here (make lesson04 BUILDDIR=build/x)"
 	@echo "  RESULTS=results      where run/bench write (default runs/, git-ignored; results/ is the reference)"
 	@echo "  NCCL_HOME=DIR        NCCL for lesson 18 (found beside nvcc, in /usr or /usr/local by default)"
-	@echo "  CCCL_HOME=DIR        a newer CUB for lessons 14-15: DIR/include[/cccl]/cub/cub.cuh (default: the toolkit's)"
+	@echo "  CCCL_HOME=DIR        a newer CUB for lessons 14-15 and the lab programs that use it: DIR/include[/cccl]/cub/cub.cuh (default: the toolkit's)"
 	@echo "  TIERS=\"host build\"   run only these tiers of make test (host build ptx exercises gpu)"
 	@echo "  GPU_PARTS=matrix     only these parts of the gpu tier (matrix big det san)"

@@ -5,12 +5,15 @@
  * cub::DeviceReduce::Sum at each of its three determinism levels, asked for
  * through cuda::execution::require, with CUB's own memory resource (none of
  * the lessons' scratch handling), at sizes around 2^29..2^31. The input is
- * odd integers in [-15, 15]: every partial sum stays far below 2^24, so any
- * order of additions gives the exact sum, and the right answer is the int64
- * sum, computed on the GPU beside it. Every line says what CUB returned, what
- * the synchronisation after it returned, the result and the verdict. Exit 0
- * when every call is right or returned an error (CUB said so), 1 when one
- * returned success with a wrong sum.
+ * odd integers in [-15, 15] from a hash: its running sums and the sums of its
+ * strided slices stay far below 2^24, so a tree of partial sums over
+ * contiguous or strided shares adds it exactly (not every order would: its
+ * positive elements alone pass 2^24), and the right answer is the int64 sum,
+ * computed on the GPU beside it. Every line says what CUB returned, what the
+ * synchronisation after it returned, the result and the verdict; the last
+ * line counts the wrong sums CUB returned with no error. Exit 0 when every
+ * call is right or reported an error, 1 when one returned success with a
+ * wrong sum or the GPU stopped working.
  *
  *     make lab_14_cccl_gpu_to_gpu CCCL_HOME=/path/to/cccl && ./lab_14_cccl_gpu_to_gpu
  *
@@ -52,13 +55,18 @@ static cudaError_t cub_sum(int level, const float *x, float *out, size_t n)
 int main(int argc, char **argv)
 {
     set_prog_name(argv[0]);
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        printf("usage: %s   (no options: CUB's three determinism levels at seven sizes around 2^30; needs CUB 3.1+)\n",
+               g_prog);
+        return 0;
+    }
     if (argc > 1) {
-        fprintf(stderr, "%s: takes no options (usage: %s)\n", g_prog, g_prog);
+        fprintf(stderr, "%s: takes no options, got '%s' (%s -h says what it does)\n", g_prog, argv[1], g_prog);
         return 2;
     }
 #if !HAVE_DETERMINISM
-    fprintf(stderr, "%s: needs CUB 3.1 or newer (this is CUB %d.%d.%d): build with CCCL_HOME=DIR\n", g_prog,
-            CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION);
+    fprintf(stderr, "%s: needs CUB 3.1 or newer, and was built with CUB %d.%d.%d: make -B lab_14_cccl_gpu_to_gpu CCCL_HOME=DIR\n",
+            g_prog, CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION);
     return 1;
 #else
     init_device();
@@ -73,8 +81,10 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaMalloc((void **)&s, sizeof(long long)));
     fill_kernel<<<1024, 256>>>(x, most);
     CUDA_CHECK_LAST();
-    printf("# %s: CUB %d.%d.%d on %s; odd integers in [-15, 15], exact in any order\n", g_prog, CUB_MAJOR_VERSION,
-           CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, g_dev.name);
+    int runtime = 0;
+    CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+    printf("# %s: CUB %d.%d.%d, CUDA runtime %d.%d, on %s; odd integers in [-15, 15], exact in tree orders\n", g_prog,
+           CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, runtime / 1000, runtime % 1000 / 10, g_dev.name);
     printf("# n level cub_returned sync_returned got want verdict\n");
     int wrong = 0;
     for (size_t n : ns) {
@@ -88,13 +98,17 @@ int main(int argc, char **argv)
             CUDA_CHECK(cudaMemcpy(out, &poison, sizeof poison, cudaMemcpyHostToDevice));
             cudaError_t e = cub_sum(level, x, out, n);
             cudaError_t e2 = cudaDeviceSynchronize();
+            (void)cudaGetLastError(); // a launch error CUB reported: cleared, so that no later call reports it as its own
             float got = poison;
             if (e2 == cudaSuccess) CUDA_CHECK(cudaMemcpy(&got, out, sizeof got, cudaMemcpyDeviceToHost));
             const char *verdict = e != cudaSuccess || e2 != cudaSuccess ? "error" : (double)got == (double)want ? "right" : "WRONG";
             if (verdict[0] == 'W') wrong++;
             printf("%zu %s %s %s %.9g %lld %s\n", n, names[level], cudaGetErrorName(e), cudaGetErrorName(e2), got, want,
                    verdict);
-            if (e2 != cudaSuccess) return 1; // the context may be lost: nothing after this can be trusted
+            if (e2 != cudaSuccess) { // the context may be lost: nothing after this can be trusted
+                printf("# stopped: the GPU failed after this call; %d wrong with no error before it\n", wrong);
+                return 1;
+            }
         }
     }
     CUDA_CHECK(cudaFree(s));

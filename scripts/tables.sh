@@ -490,7 +490,7 @@ function t_excerpt(spec,   file, s, e, line, on, n, f, i, wrap, cut, k) {
     en = ""; if (match(s, /^\/[^\/]*\//)) en = substr(s, 2, RLENGTH - 2)
     f = R "/" file; on = 0; n = 0
     if (!file_fresh(f)) {
-        emit("(" file ": " (STALEKEY != "" ? "the code of " (STALEKEY ~ /^ex/ ? "solution " substr(STALEKEY, 3) : "lesson " STALEKEY) " has changed since this run" : "no record of the code it measured") "; scripts/reference.sh measures it again)")
+        emit("(" file ": " (STALEKEY != "" ? "the code of " (STALEKEY ~ /^ex/ ? "solution " substr(STALEKEY, 3) : STALEKEY ~ /^lab_/ ? STALEKEY : "lesson " STALEKEY) " has changed since this run" : "no record of the code it measured") "; " (STALEKEY ~ /^lab_/ ? "the page says how to run it again)" : "scripts/reference.sh measures it again)"))
         excerpt = 1; return }
     while ((getline line < f) > 0) {
         if (!on && line ~ st) on = 1

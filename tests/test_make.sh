@@ -136,6 +136,8 @@ else
     echo "ok CCCL_HOME # skip: no source is marked '// uses: cccl' yet"
 fi
 $MK -n -B NVCC="$T/nvcc-12.8" ARCH=90 BUILDDIR="$T/b" CCCL_HOME="$T/cccl" lesson04 >"$T/out" 2>&1
+expect "CCCL_HOME with no CUB in it is refused in one line" 2 'CCCL_HOME=.*holds neither include/cub/cub.cuh nor' \
+    $MK -n NVCC="$T/nvcc-12.8" ARCH=90 BUILDDIR="$T/b" CCCL_HOME="$T/nothing-here" lesson14
 if grep -q REDUCE_HAVE_CCCL_HOME "$T/out"; then notok "CCCL_HOME reaches lesson04, which is not marked"; else ok "CCCL_HOME leaves unmarked sources alone"; fi
 
 # ARCH must be one the compiler builds for (nvcc --list-gpu-arch), said in one line before nvcc runs.
