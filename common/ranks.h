@@ -350,7 +350,7 @@ static inline void allreduce_table(const Options *opt, const char *label, double
 //         ncclGetUniqueId, then starts this program once per GPU with the same
 //         command line and environment plus LESSON18_RANK, LESSON18_NRANKS and
 //         LESSON18_NCCL_ID (the id in hex), and waits for them all.
-// rank r: GPU r, ncclCommInitRank(nranks, id, r), shard r, one ncclAllReduce;
+// rank r: GPU r, ncclCommInitRankConfig(nranks, id, r), shard r, one ncclAllReduce;
 //         rank 0 prints the report lines.
 // Every NCCL wait has a deadline: a rank whose peer died or hangs aborts its
 // communicator and exits 1 with one line, and the parent stops the others.
@@ -576,7 +576,7 @@ static inline void run_rank_variant(const Options *opt, const char *variant, wor
     if (g_rank == 0 && !opt->csv) {
         int version = 0;
         NCCL_CHECK(ncclGetVersion(&version));
-        printf("# %d process%s, one GPU each, joined by ncclCommInitRank; NCCL %d.%d.%d, NCCL_NVLS_ENABLE=%s "
+        printf("# %d process%s, one GPU each, joined by ncclCommInitRankConfig; NCCL %d.%d.%d, NCCL_NVLS_ENABLE=%s "
                "(inherited from the parent process)\n", g_nranks, g_nranks > 1 ? "es" : "", version / 10000,
                version / 100 % 100, version % 100, getenv("NCCL_NVLS_ENABLE") ? getenv("NCCL_NVLS_ENABLE") : "unset");
         for (int k = 0; k < g_nranks; k++) {
@@ -712,7 +712,7 @@ static inline int procs_options(int *argc, char **argv, const LessonInfo *info)
     int rc = parse_options_r(*argc, argv, &opt, info, err, sizeof err);
     if (rc == 1) {
         harness_usage(stdout, info);
-        printf("  --procs          one process per GPU, joined by ncclCommInitRank, as real jobs run (part 1 only)\n");
+        printf("  --procs          one process per GPU, joined by ncclCommInitRankConfig, as real jobs run (part 1 only)\n");
         exit(0);
     }
     if (rc == 2) {

@@ -270,7 +270,7 @@ __device__ __forceinline__ void reduce_body(int op, const float *in, size_t n, S
 // 1024-thread blocks an SM holds: 2 on the architectures the #if lists (an
 // sm_80 or sm_90 SM has 2048 thread slots), else 1. An H100/H200 thread then
 // gets 32 registers and every op keeps the SM full; Welford and softmax would
-// take 40 (results/ptxas-lesson16-sm_90.txt).
+// take 40, argmax 38 (results/ptxas-lesson16-sm_90.txt).
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || \
                                __CUDA_ARCH__ == 1000 || __CUDA_ARCH__ == 1030)
 #define FULL_SM 2

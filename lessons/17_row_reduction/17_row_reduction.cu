@@ -10,7 +10,7 @@
  * counter per row). Timed against cub::DeviceSegmentedReduce::Sum.
  * The flaw that remains: one GPU. Lesson 18 spreads the work over several.
  *
- *     make lesson17 && ./lesson17   # widths 1 .. 2^20 (2^26 floats each), then 1000x1001
+ *     make lesson17 && ./lesson17   # widths 1 .. 2^20 (about 2^26 floats each), then 1000x1001
  *     ./lesson17 -m 1000 -k 1001    # one shape;  ./lesson17 -n 2^20+3 --check: N floats six ways
  */
 #include "harness.h"
@@ -19,7 +19,7 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
-// The one configuration, each value from the measurement named (how to repeat it: lab/17_row_splits.md).
+// The one configuration, each value from the measurement named (earlier builds: lab/17_row_splits.md).
 #define GROUP_BYTES 128    // narrow rows: bytes a lane loads before adding (results/tune-lesson17-nvidia-h200.txt)
 #define GROUP_MAX_SLOTS 32 // narrow rows: at most this many loads, one a lane (results/tune-lesson17-nvidia-h200.txt)
 #define UNROLL 8           // medium, long rows: float4s in flight a thread (results/tune-lesson17-nvidia-h200.txt)

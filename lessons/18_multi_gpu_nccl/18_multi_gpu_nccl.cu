@@ -11,7 +11,7 @@
  * already set): no NVLink multicast.
  *
  * --procs runs Part 1 the way real jobs run: one process per GPU, each joining
- * the communicator with ncclCommInitRank (common/ranks.h starts the processes,
+ * the communicator with ncclCommInitRankConfig (common/ranks.h starts the processes,
  * puts every NCCL wait under a deadline and stops them all if one fails).
  *
  * What remains: this is where the tutorial stops. Past one node the calls stay
@@ -208,7 +208,7 @@ int main(int argc, char **argv)
     int n = count_gpus_in_a_child(all);
     // The id holds the address of a socket this process now listens on, and
     // ncclGetUniqueId started a thread here (the bootstrap root) that answers
-    // it: every rank connects to it during ncclCommInitRank. So the parent
+    // it: every rank connects to it during ncclCommInitRankConfig. So the parent
     // must live until the ranks have joined; it waits for them anyway.
     ncclUniqueId id;
     ncclResult_t res = ncclGetUniqueId(&id);
