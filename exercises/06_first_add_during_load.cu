@@ -62,7 +62,7 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
     int next = 0;
     for (;;) {
         // One block per ELEMS_PER_THREAD * g_block values. Only the first
-        // pass sees n itself; main() made sure its block count fits in gridDim.x.
+        // pass sees n itself; run() made sure its block count fits in gridDim.x.
         size_t blocks = (n + ELEMS_PER_THREAD * (size_t)g_block - 1) / (ELEMS_PER_THREAD * (size_t)g_block);
         // The last pass (one block) writes the answer. Earlier passes write
         // into the scratch buffer that this pass is not reading: in place,

@@ -79,7 +79,7 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
     CUDA_CHECK_LAST();
     // END(exercise)
     if (n == 0) return;
-    size_t blocks = (n + g_block - 1) / g_block; // main() made sure this fits in gridDim.x
+    size_t blocks = (n + g_block - 1) / g_block; // run() made sure this fits in gridDim.x
     max_kernel<<<(unsigned int)blocks, g_block>>>(d_in, n, d_out);
     CUDA_CHECK_LAST();
 }

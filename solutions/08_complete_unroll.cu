@@ -105,7 +105,7 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
     int next = 0;
     for (;;) {
         // One block per 2 * BLOCK_SIZE values. Only the first pass sees n
-        // itself; main() made sure its block count fits in gridDim.x.
+        // itself; run() made sure its block count fits in gridDim.x.
         size_t blocks = (n + 2 * (size_t)BLOCK_SIZE - 1) / (2 * (size_t)BLOCK_SIZE);
         // The last pass (one block) writes the answer. Earlier passes write
         // into the scratch buffer that this pass is not reading: in place,

@@ -49,7 +49,7 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
     // first atomic. For n = 0 this zero is the answer and nothing is launched.
     CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
     if (n == 0) return;
-    size_t blocks = (n + g_block - 1) / g_block; // main() made sure this fits in gridDim.x
+    size_t blocks = (n + g_block - 1) / g_block; // run() made sure this fits in gridDim.x
     reduce_kernel<<<(unsigned int)blocks, g_block>>>(d_in, n, d_out);
     CUDA_CHECK_LAST();
 }

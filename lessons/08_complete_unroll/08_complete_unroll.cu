@@ -82,7 +82,7 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
     int next = 0;
     for (;;) {
         // One block per 2 * BLOCK_SIZE values. Only the first pass sees n itself;
-        // main() made sure its block count fits in gridDim.x (2^31 - 1).
+        // run() made sure its block count fits in gridDim.x (2^31 - 1).
         size_t blocks = (n + 2 * (size_t)BLOCK_SIZE - 1) / (2 * (size_t)BLOCK_SIZE);
         // The last pass (one block) writes the answer. Earlier passes write
         // into the scratch buffer that this pass is not reading: in place,
