@@ -20,7 +20,7 @@ namespace cg = cooperative_groups;
 #define BLOCK_SIZE 512 // threads per block, a multiple of 32: 512 beat 256 and 1024 at 2^30
                        // (results/tune-lesson12-nvidia-h200.txt, an earlier build)
 #define UNROLL 2       // float4 loads each thread issues before adding any: 1 is slower from
-                       // 2^24 up, 4 within 2% of 2 (lab/12_unroll_fences.md)
+                       // 2^24 up, 4 within 2% of 2 on an H100 (lab/12_unroll_fences.md)
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per round
 #define FULL_MASK 0xffffffffu // all 32 lanes take part in every shuffle below
