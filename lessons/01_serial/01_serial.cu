@@ -14,7 +14,7 @@
  *     make lesson01 && ./lesson01            # default n = 2^20 (the other lessons: 2^26)
  *     ./lesson01 -n 1e6 -d uniform --check   # any size, either input
  */
-// One thread is slow: 2^20 elements by default keep a run well under a second.
+// One thread is slow: 2^20 elements by default keep one reduction well under a second.
 #define LESSON_DEFAULT_N ((size_t)1 << 20)
 #include "harness.h"
 
