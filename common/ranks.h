@@ -350,7 +350,7 @@ static inline void allreduce_table(const Options *opt, const char *label, double
 //         ncclGetUniqueId, then starts this program once per GPU with the same
 //         command line and environment plus LESSON18_RANK, LESSON18_NRANKS and
 //         LESSON18_NCCL_ID (the id in hex), and waits for them all.
-// rank r: GPU r, ncclCommInitRankConfig(nranks, id, r), shard r, one ncclAllReduce;
+// rank r: GPU r, ncclCommInitRankConfig(nranks, id, r, config), shard r, one ncclAllReduce;
 //         rank 0 prints the report lines.
 // Every NCCL wait has a deadline: a rank whose peer died or hangs aborts its
 // communicator and exits 1 with one line, and the parent stops the others.
