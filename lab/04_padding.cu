@@ -4,12 +4,12 @@
  * Lesson 04's tree (index = 2*s*tid) has a warp's threads touch slots 2*s
  * floats apart, so several of them hit the same bank. Padding stores word w
  * at slot w + PAD*(w/32): PAD spare words after every 32. PAD 33 moves each
- * row of 32 words one bank over and the conflicts vanish; PAD 32 moves it by
+ * row of 32 words one bank over and the tree's conflicts go; PAD 32 moves it by
  * whole rows, so every word keeps its bank and its conflicts, with as many
  * instructions as PAD 33 (the same control flow; the slot is computed with
  * other instructions). One program, three variants:
  *   tree                    lesson 04's kernel, unpadded
- *   tree_padded             PAD 33: no conflicts
+ *   tree_padded             PAD 33: the tree's conflicts gone
  *   tree_padded_same_banks  PAD 32: the conflicts kept (the control)
  * tree_padded_same_banks against tree_padded is what the conflicts cost.
  *
