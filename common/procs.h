@@ -3,8 +3,10 @@
 // For a lesson that runs one process per GPU (lesson 18 --procs; its NCCL
 // side is in ranks.h): the parent starts one child per rank and must never
 // hang on them. Plain host code, no
-// CUDA: the parent of such a job creates no CUDA context (CUDA is not
-// fork-safe), so nothing here touches the GPU. Include it after harness.h.
+// CUDA: the parent of such a job creates no CUDA context, so nothing here
+// touches the GPU. CUDA is not fork-safe: a child may use CUDA only after it
+// has exec'd; with no context in the parent, nothing between fork and exec
+// can trip on one. Include it after harness.h.
 #ifndef PROCS_H
 #define PROCS_H
 

@@ -637,7 +637,7 @@ static inline int count_gpus_here(const char *fd_text)
 }
 
 // The parent asks a child how many GPUs there are: CUDA is then initialised
-// in the children only (the parent stays free of it; see notes.md).
+// in the children only (the parent stays free of it: common/procs.h says why).
 static inline int count_gpus_in_a_child(char **argv)
 {
     // A parent started with SIGCHLD ignored would have its children reaped for
