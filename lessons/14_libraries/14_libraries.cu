@@ -82,7 +82,7 @@ static void reduce_thrust(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { write_zero(d_out); return; }
     thrust::device_ptr<const float> p = thrust::device_pointer_cast(d_in);
-    // A host float back: cudaMalloc, CUB's kernels, a copy and a sync, cudaFree (a device sync).
+    // A host float back: cudaMalloc, CUB's kernels, a stream sync, a copy back, cudaFree (a device sync).
     float sum = thrust::reduce(thrust::device, p, p + n);
     // For the harness, which reads *d_out; the copy from pageable memory is staged before it returns.
     CUDA_CHECK(cudaMemcpyAsync(d_out, &sum, sizeof(float), cudaMemcpyHostToDevice, 0));
@@ -107,7 +107,7 @@ static void reduce_cccl_not_guaranteed(const float *d_in, size_t n, float *d_out
 }
 static void reduce_cccl_run_to_run(const float *d_in, size_t n, float *d_out)
 {
-    CUDA_CHECK(CCCL_SUM(d_in, d_out, n, CCCL_ENV(run_to_run))); // the default's two kernels
+    CUDA_CHECK(CCCL_SUM(d_in, d_out, n, CCCL_ENV(run_to_run))); // the default's kernels (two; one up to a tile)
 }
 static void reduce_cccl_gpu_to_gpu(const float *d_in, size_t n, float *d_out)
 {

@@ -51,7 +51,7 @@ __device__ __forceinline__ MeanVar chan_merge(MeanVar a, MeanVar b)
 }
 
 // 2^x in one MUFU.EX2: without .ftz, three more instructions keep results below
-// 2^-126 exact, and such a term is nothing next to the sum (at least 1).
+// 2^-126 from flushing to 0; such a term is nothing next to the sum (at least 1).
 __device__ __forceinline__ float ex2(float x) { float y; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
 
 // exp(mi - m) moves a sum relative to a max mi over to a max m >= mi. Equal
