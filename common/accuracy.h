@@ -124,8 +124,9 @@ static inline void check_repeat(const Options *opt, reduce_fn const *fns, int co
 }
 
 // "shapes": gpu_to_gpu under other grids and block sizes, as another GPU
-// would launch it, must give one bit pattern for all of them. The CSV's
-// result column (%.9g, enough to tell floats apart) compares GPUs.
+// would launch it, must give one bit pattern for all of them. Its row's
+// result is the count of shapes that differ (0 passes); GPUs are compared on
+// the gpu_to_gpu row's result.
 static inline void check_shapes(const Options *opt, shaped_fn launch, const float *d_x, size_t n, int block)
 {
     uint32_t bits;

@@ -7,9 +7,9 @@
  * comes back. Here every value is a pair (s, c) meaning s + c, all the way:
  * threads, warp shuffles, the shared slots, the block partials and the last
  * block's fixed-order finish all merge pairs. A merge adds the two s with a
- * TWO-SUM: t = a + b rounds, and two more float operations find exactly what
- * that rounding lost, e, so that t + e = a + b exactly (lesson 15's acc_add
- * does it). e then joins the two c. Adding those small terms rounds too, but
+ * TWO-SUM: t = a + b rounds, and a few more float operations find exactly
+ * what that rounding lost, e, so that t + e = a + b exactly (lesson 15's
+ * acc_add does it: two operations after a compare picks the larger operand). e then joins the two c. Adding those small terms rounds too, but
  * about 2^-24 times less than the s did, so the merge is nearly, not
  * exactly, error-free.
  *

@@ -763,8 +763,8 @@ function d_kahan(   y, x, k) {
     T(284, y + 25, "lost 2", 12, "s", "fill=\"" HEX["red"] "\"")
     box(356, y + 4, 340, 32, LAST, "compensated: s + c = 16,777,218 (exact)", 12, "#ffffff")
     y += 76
-    T(20, y, "s - t and the add of x lose nothing when |s| >= |x|: c collects every rounding error of the chain. A thread's sum is then", 12)
-    T(20, y + 18, "accurate to about 2u (u = 2^-24). In the lesson c stops at each chain (a thread's, the last block's): the trees add s + c in fp32.", 12)
+    T(20, y, "s - t and the add of x lose nothing when |s| >= |x|: c collects every rounding error of the chain. A thread's sum then errs", 12)
+    T(20, y + 18, "by at most ~2u sum|x| (u = 2^-24). In the lesson c stops at each chain (a thread's, the last block's): the trees add s + c in fp32.", 12)
     close_svg()
 }
 # ---- lesson 17: rows mapped to lanes, warps and blocks -----------------------------------

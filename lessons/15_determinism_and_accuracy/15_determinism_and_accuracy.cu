@@ -9,7 +9,8 @@
  * (fp32 in an order fixed by n and alignment alone, whatever the grid and
  * block size: the same bits on an H100 and an H200), beside CUB (and its gpu_to_gpu level from CUB 3.1). A table gives
  * each one's bit patterns in 100 runs and its error against an EXACT sum, on
- * three inputs. What remains: kahan's compensation stops at the thread.
+ * three inputs. What remains: kahan's compensation stops at each chain (a
+ * thread's, the last block's); the tree between them adds plain floats.
  *
  *     make lesson15 && ./lesson15               # lines, then the table
  *     ./lesson15 -n 2^20+3 -d uniform --check   # checks only, 20 repeats
