@@ -26,7 +26,7 @@
  * floats (a short last row holds the rest); -m ROWS -k COLS picks one matrix,
  * rows of 1 to 4096 floats. One line per shape (a line of output: its name,
  * n, time or "check only", PASS or FAIL), named softmax_ROWSxCOLS: every
- * row's max must be exact and its denominator within 1e-5 of the exact one
+ * row's max must be exact and its denominator within 1e-5 times the exact one
  * (computed in double); the line shows the worst row.
  */
 #include "harness.h"

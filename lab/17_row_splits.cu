@@ -89,7 +89,7 @@ __device__ float block_sum(float v)
 
 // Long rows: grid rows x chunks blocks; block b sums chunk b % chunks of row
 // b / chunks. One chunk: thread 0 writes out[row]. Several: each block stores
-// its partial, and the row's last block adds them in chunk order (the same
+// its partial, and the row's last block adds them in a fixed order (the same
 // bits whichever block is last) and writes out[row].
 __global__ void rows_block_kernel(const float *in, size_t n, size_t cols, unsigned int chunks, size_t chunk_len,
                                   int stream, float *partials, unsigned int *counters, float *out)

@@ -823,11 +823,11 @@ function d_rows(   x0, y, r, k, l, G, U, gcols, cols, f4, x, c, wave, rows, kk, 
     y += 34
     for (k = 0; k < kk; k++) A(x0 + k * 64 + 31, y, x0 + 6 * 64 - 80 + k * 222 / (kk - 1), y + 36, k == 6 ? "purple" : "dark", 1.2, "opacity=\"0.6\"")
     y += 38
-    box(x0 + 6 * 64 - 100, y, 262, 26, LAST, "row's last block: " kk " partials, chunk order", 12, "#ffffff")
+    box(x0 + 6 * 64 - 100, y, 262, 26, LAST, "row's last block: " kk " partials, fixed order", 12, "#ffffff")
     y += 48
     T(x0, y, wave " = the blocks of " B " that fit at once (5 per SM; launch__grid_size, results/counters-<gpu>.csv).", 12)
     T(x0, y + 18, "Each block stores its chunk's partial and counts itself on the row's own counter (lesson 12's count_done);", 12)
-    T(x0, y + 36, "the row's last block adds the " kk " partials in chunk order: the same bits whichever block is last.", 12)
+    T(x0, y + 36, "the row's last block adds the " kk " partials in a fixed order: the same bits whichever block is last.", 12)
     close_svg()
 }
 # ---- lesson 18: shards and the all-reduce ----------------------------------------

@@ -24,7 +24,7 @@
 #define GROUP_MAX_SLOTS 32 // narrow rows: at most this many loads, one a lane (results/tune-lesson17-nvidia-h200.txt)
 #define UNROLL 8           // medium, long rows: float4s in flight a thread (results/tune-lesson17-nvidia-h200.txt)
 #define WARP_MAX_COLS 2048 // medium rows: up to this many floats, a warp each (results/tune-lesson17-nvidia-h200.txt)
-#define STREAM_BELOW_L2 2  // up to this x L2: evict-first __ldcs, else __ldg (results/tune-lesson12-nvidia-h200.txt)
+#define STREAM_BELOW_L2 2  // up to this x L2: evict-first __ldcs, else __ldg (chosen on lesson 12: results/tune-lesson12-nvidia-h200.txt)
 #define FULL_MASK 0xffffffffu // all 32 lanes take part in every shuffle below
 static_assert(GROUP_BYTES % 16 == 0 && GROUP_BYTES >= 16 && GROUP_MAX_SLOTS <= 32, "GROUP_BYTES / 16, slots <= 32");
 static __device__ float warp_sum(float v);                                        // lesson 12's, at the bottom
@@ -173,7 +173,7 @@ __device__ float block_sum(float v)
 
 // Long rows: grid rows x chunks blocks; block b sums chunk b % chunks of row
 // b / chunks. One chunk: thread 0 writes out[row]. Several: each block stores
-// its partial, and the row's last block adds them in chunk order (the same
+// its partial, and the row's last block adds them in a fixed order (the same
 // bits whichever block is last) and writes out[row].
 __global__ void rows_block_kernel(const float *in, size_t n, size_t cols, unsigned int chunks, size_t chunk_len,
                                   int stream, float *partials, unsigned int *counters, float *out)
