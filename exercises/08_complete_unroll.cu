@@ -2,7 +2,7 @@
  * Exercise 08: the completely unrolled tree for a block of 384 threads.
  *
  * Lesson 08 wrote the tree out for power-of-two block sizes. A block size
- * need only be a multiple of 32, and 384 threads (12 warps) is a common
+ * should be a multiple of 32 (whole warps), and 384 threads (12 warps) is a common
  * choice; but halving from the top no longer works: 384 / 2 = 192 is not a
  * step that leads to 64. Derive the block-level steps for 384 threads
  * yourself: which threads add which slots at each step, and where the
