@@ -131,7 +131,7 @@ static void softmax_work(void *arg)
     softmax_gpu(j->d_in, j->s, j->d_max, j->d_den);
 }
 
-// Every row: the max exact, the denominator within 1e-5 of the exact one
+// Every row: the max exact, the denominator within 1e-5 times the exact one
 // (every term is positive, so that is 1e-5 of the sum of |terms|, the
 // harness's rule). The reference: the max, then the sum in double. The line
 // shows the worst row (a wrong max counts as worst).
