@@ -17,9 +17,9 @@
 //
 // Element i comes from a counter-based hash of (seed, i), so any slice of the
 // input can be made on its own, in any order, with no state to carry.
-//   ints:    odd integers -15, -13, ..., 15 (4 bits of hash each). Every
-//            partial sum of such data stays an integer far below 2^24, so
-//            every summation order gives the same, exact float.
+//   ints:    odd integers -15, -13, ..., 15 (4 bits of hash each). Partial
+//            sums of such data stay integers, in practice far below 2^24, so
+//            summation orders give the same, exact float.
 //   uniform: k / 2^23 with k a 24-bit integer in [-2^23, 2^23): uniform
 //            floats in [-1, 1) on a grid of 2^-23. Float sums of these round.
 // Both are integers times a fixed scale, so the exact sum is an int64 sum

@@ -6,7 +6,7 @@
  * multi-pass launcher, and two of them can run side by side: here every
  * block carries a minimum AND a maximum up its tree, in two shared arrays,
  * and writes both. The launcher and the checks are written; the kernel body
- * is yours to write, from an empty function.
+ * is yours to write (as shipped it only writes the identities).
  *
  * The identities: +infinity for min, -infinity for max (min(x, +inf) = x).
  * They are also the answers for no elements: n = 0 gives (+inf, -inf). The
