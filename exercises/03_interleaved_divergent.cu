@@ -16,8 +16,9 @@
  *   min, max       the input; one launch computes both (each line times it);
  *   min_positives  the same launcher on 1 + |x| (every element at least 1),
  *   max_negatives  and on -1 - |x| (every element at most -1): a slot past n
- *                  that holds a value inside the data's range (0, say) shows
- *                  here whenever a block has slots past n (n = 33, 1000).
+ *                  that holds a value on the wrong side of every element (0,
+ *                  say) shows here whenever a block has slots past n (n = 33,
+ *                  1000).
  *                  A value beyond every element (FLT_MAX for min) shows only
  *                  at n = 0, where every slot is past n and the identities
  *                  are the answers; ./exercise03 runs n = 0 too.

@@ -6,12 +6,13 @@
  * synchronisation at all: warp_reduce() below, as shipped. They assume that
  * the 32 lanes of a warp move in lockstep. Since Volta (sm_70) every lane has
  * its own program counter, the warp may split at any time, and nothing
- * orders lane 16's write before lane 0's read: a data race.
+ * orders lane 16's write before lane 0's read: a race.
  *
  *   1. See it:  compute-sanitizer --tool racecheck ./exercise07 -n 4097 --check
  *   2. Fix it:  rewrite warp_reduce() so that racecheck reports no hazard.
- *               Lesson 07 needs nine __syncwarp(); the fewest possible is
- *               five (one between each two of the six steps): sdata[64..127]
+ *               Lesson 07 needs nine __syncwarp(); the fewest possible
+ *               through shared memory is five (one between each two of the
+ *               six steps): sdata[64..127]
  *               is free for you to use.
  *
  * Lines (one per check, for each size and input: its name, n, time or "check

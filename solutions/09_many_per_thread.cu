@@ -2,8 +2,8 @@
  * Exercise 09: the grid-stride loop with four independent accumulators.
  *
  * In lesson 09 each thread's loop adds into one register, so every add waits
- * for the one before it, and the loop as written asks for one element at a
- * time. Write the loop so that each round takes four elements, first,
+ * for the one before it. Here the loop is the plain grid-stride form, one
+ * element a round. Write it so that each round takes four elements, first,
  * first + stride, first + 2*stride and first + 3*stride, into four separate
  * sums, then takes the rest one at a time; add the four sums at the end.
  * Four independent loads per round can all be in flight at once (lesson 11
