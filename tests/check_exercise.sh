@@ -182,9 +182,9 @@ else
     for tool in memcheck racecheck synccheck; do
         x=$extra
         [ $tool = memcheck ] && x="$x $leaks"
-        # shellcheck disable=SC2086
         # racecheck files warp-level hazards (lesson 07's classic code) as
         # warnings, which --error-exitcode ignores: any hazard it displays fails too.
+        # shellcheck disable=SC2086
         if timeout "$TIMEOUT" "$CS" --tool $tool $x --error-exitcode 99 --print-limit 5 --log-file "$WORK/$tool.txt" \
             "$EX" $SAN_ARGS >/dev/null 2>&1 &&
             ! grep -Eq 'RACECHECK SUMMARY: [1-9][0-9]* hazard' "$WORK/$tool.txt"; then
