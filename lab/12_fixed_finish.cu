@@ -21,6 +21,13 @@
  *   tile_atomic, tile_fixed2   the same finishes over tiles of TILE_THREADS x
  *                TILE_LOADS float4s, all loads issued before any add (lab 12
  *                tiles' shape), one block per tile
+ *   fixed_dynC   one wave; the float4 body is cut into chunks of C lesson-12
+ *                tiles, and a block that finishes a chunk takes the next one
+ *                from a ticket counter. Each chunk's sum has a fixed order
+ *                (thread t: float4s t, t + BLOCK_SIZE, ..., then block_sum)
+ *                and goes to partials[chunk]; the last block adds the chunk
+ *                sums in index order, and the head and tail. Which block
+ *                takes a chunk changes no add: the same bits every run.
  *
  *     make lab_12_fixed_finish && ./lab_12_fixed_finish -n 2^20,2^24,2^26,2^28,2^30 --flush clean
  */
@@ -166,6 +173,65 @@ __global__ void __launch_bounds__(TILE_THREADS) tile_fixed2_kernel(const float *
     finish2<TILE_THREADS, tile_block_sum>(tile_block_sum(tile_thread_sum(in, n)), partials, gpartials, counters, out);
 }
 
+// fixed_dynC: see the header. *ticket and *retired are 0 before the launch;
+// the last block puts *ticket back to 0 (every other block has taken its last
+// ticket before it counted itself done).
+template <int C>
+__global__ void reduce_fixed_dyn_kernel(const float *in, size_t n, float *partials, unsigned int *ticket,
+                                        unsigned int *retired, float *out)
+{
+    __shared__ unsigned int next;
+    __shared__ bool last;
+    size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / sizeof(float);
+    if (head > n) head = n;
+    size_t nvec = (n - head) / 4, tail = n - head - 4 * nvec;
+    const float4 *body = (const float4 *)(in + head);
+    const size_t C4 = (size_t)C * TILE; // float4s per chunk
+    unsigned int chunks = (unsigned int)((nvec + C4 - 1) / C4);
+    unsigned int c = blockIdx.x, t = 0;
+    while (c < chunks) {
+        // The ticket for the chunk after this one: its answer is needed only
+        // after this chunk's loads and adds, so its latency hides behind them.
+        if (threadIdx.x == 0) t = atomicAdd(ticket, 1) + gridDim.x;
+        size_t first = (size_t)c * C4;
+        float s = 0.0f;
+        if (first + C4 <= nvec) {
+            for (size_t k = threadIdx.x; k < C4; k += UNROLL * BLOCK_SIZE) {
+                float4 v[UNROLL];
+#pragma unroll
+                for (int u = 0; u < UNROLL; u++) v[u] = __ldg(&body[first + k + u * BLOCK_SIZE]);
+#pragma unroll
+                for (int u = 0; u < UNROLL; u++) s += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+            }
+        } else {
+            for (size_t k = threadIdx.x; first + k < nvec; k += BLOCK_SIZE) {
+                float4 v = __ldg(&body[first + k]);
+                s += (v.x + v.y) + (v.z + v.w);
+            }
+        }
+        s = block_sum(s);
+        if (threadIdx.x == 0) {
+            partials[c] = s;
+            next = t;
+        }
+        __syncthreads(); // next is written; block_sum's slots are read
+        c = next;
+        __syncthreads(); // every thread has read next before thread 0 writes it again
+    }
+    if (threadIdx.x == 0) last = (count_done(retired, gridDim.x - 1) == gridDim.x - 1);
+    __syncthreads();
+    if (!last) return;
+    float v = 0.0f;
+    for (unsigned int j = threadIdx.x; j < chunks; j += BLOCK_SIZE) v += __ldcg(&partials[j]);
+    if (threadIdx.x < head) v += in[threadIdx.x];
+    if (threadIdx.x < tail) v += in[head + 4 * nvec + threadIdx.x];
+    v = block_sum(v);
+    if (threadIdx.x == 0) {
+        *out = v;
+        *ticket = 0;
+    }
+}
+
 // ---- launch ---------------------------------------------------------------
 
 static int g_wave;               // lesson 12's one wave: SMs x resident blocks
@@ -173,6 +239,7 @@ static float *g_partials;        // one per block of the largest grid
 static float *g_gpartials;       // one per group
 static unsigned int *g_retired;  // 0 between launches
 static unsigned int *g_counters; // one per group and the top one, 0 between launches
+static unsigned int *g_ticket;   // fixed_dynC's next chunk, 0 between launches
 static void *g_cub_temp;
 static size_t g_cub_temp_bytes;
 
@@ -232,6 +299,18 @@ static void sum_tile_fixed2(const float *d_in, size_t n, float *d_out)
     CUDA_CHECK_LAST();
 }
 
+template <int C>
+static void fixed_dyn(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); return; }
+    size_t chunks = (n / 4 + (size_t)C * TILE - 1) / ((size_t)C * TILE);
+    int grid = chunks < (size_t)g_wave ? (int)(chunks > 0 ? chunks : 1) : g_wave;
+    reduce_fixed_dyn_kernel<C><<<grid, BLOCK_SIZE>>>(d_in, n, g_partials, g_ticket, g_retired, d_out);
+    CUDA_CHECK_LAST();
+}
+static void sum_fixed_dyn4(const float *d_in, size_t n, float *d_out) { fixed_dyn<4>(d_in, n, d_out); }
+static void sum_fixed_dyn16(const float *d_in, size_t n, float *d_out) { fixed_dyn<16>(d_in, n, d_out); }
+
 static cudaError_t cub_sum(void *temp, size_t *bytes, const float *d_in, float *d_out, size_t n)
 {
     if (n <= 0x7FFFFFFF) return cub::DeviceReduce::Sum(temp, *bytes, d_in, d_out, (int)n, 0);
@@ -266,6 +345,8 @@ static int run(Options opt)
     CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
     CUDA_CHECK(cudaMalloc((void **)&g_counters, (groups + 1) * sizeof(unsigned int)));
     CUDA_CHECK(cudaMemset(g_counters, 0, (groups + 1) * sizeof(unsigned int)));
+    CUDA_CHECK(cudaMalloc((void **)&g_ticket, sizeof(unsigned int)));
+    CUDA_CHECK(cudaMemset(g_ticket, 0, sizeof(unsigned int)));
     CUDA_CHECK(cub_sum(NULL, &g_cub_temp_bytes, in.d_in, NULL, in.n));
     CUDA_CHECK(cudaMalloc(&g_cub_temp, g_cub_temp_bytes > 0 ? g_cub_temp_bytes : 1));
     SumVariant v[] = {
@@ -280,9 +361,12 @@ static int run(Options opt)
         {"fixed2_p8", sum_fixed2_p8, &in},
         {"tile_atomic", sum_tile_atomic, &in},
         {"tile_fixed2", sum_tile_fixed2, &in},
+        {"fixed_dyn4", sum_fixed_dyn4, &in},
+        {"fixed_dyn16", sum_fixed_dyn16, &in},
     };
     run_variants(&opt, v, (int)(sizeof v / sizeof v[0]));
     CUDA_CHECK(cudaFree(g_cub_temp));
+    CUDA_CHECK(cudaFree(g_ticket));
     CUDA_CHECK(cudaFree(g_counters));
     CUDA_CHECK(cudaFree(g_retired));
     CUDA_CHECK(cudaFree(g_gpartials));
