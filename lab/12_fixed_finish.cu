@@ -21,8 +21,9 @@
  *   tile_atomic, tile_fixed2   the same finishes over tiles of TILE_THREADS x
  *                TILE_LOADS float4s, all loads issued before any add (lab 12
  *                tiles' shape), one block per tile
- *   fixed_dynC   one wave; the float4 body is cut into chunks of C lesson-12
- *                tiles, and a block that finishes a chunk takes the next one
+ *   fixed_dynC   one wave (lesson 12's 4 blocks an SM); the float4 body is
+ *                cut into chunks of C lesson-12 tiles, and a block that
+ *                finishes a chunk takes the next one
  *                from a ticket counter. Each chunk's sum has a fixed order
  *                (thread t: float4s t, t + BLOCK_SIZE, ..., then block_sum)
  *                and goes to partials[chunk]; the last block adds the chunk
@@ -177,7 +178,7 @@ __global__ void __launch_bounds__(TILE_THREADS) tile_fixed2_kernel(const float *
 // the last block puts *ticket back to 0 (every other block has taken its last
 // ticket before it counted itself done).
 template <int C>
-__global__ void reduce_fixed_dyn_kernel(const float *in, size_t n, float *partials, unsigned int *ticket,
+__global__ void __launch_bounds__(BLOCK_SIZE, 4) reduce_fixed_dyn_kernel(const float *in, size_t n, float *partials, unsigned int *ticket,
                                         unsigned int *retired, float *out)
 {
     __shared__ unsigned int next;
@@ -215,8 +216,7 @@ __global__ void reduce_fixed_dyn_kernel(const float *in, size_t n, float *partia
             next = t;
         }
         __syncthreads(); // next is written; block_sum's slots are read
-        c = next;
-        __syncthreads(); // every thread has read next before thread 0 writes it again
+        c = next;        // thread 0 writes next again only after the next block_sum's barrier
     }
     if (threadIdx.x == 0) last = (count_done(retired, gridDim.x - 1) == gridDim.x - 1);
     __syncthreads();
@@ -304,7 +304,10 @@ static void fixed_dyn(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); return; }
     size_t chunks = (n / 4 + (size_t)C * TILE - 1) / ((size_t)C * TILE);
-    int grid = chunks < (size_t)g_wave ? (int)(chunks > 0 ? chunks : 1) : g_wave;
+    int per_sm = 0; // its own wave (__launch_bounds__ holds it to lesson 12's 4 blocks of 512 per SM)
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_dyn_kernel<C>, BLOCK_SIZE, 0));
+    size_t wave = (size_t)g_dev.sm_count * (per_sm > 0 ? per_sm : 1);
+    int grid = chunks < wave ? (int)(chunks > 0 ? chunks : 1) : (int)wave;
     reduce_fixed_dyn_kernel<C><<<grid, BLOCK_SIZE>>>(d_in, n, g_partials, g_ticket, g_retired, d_out);
     CUDA_CHECK_LAST();
 }
