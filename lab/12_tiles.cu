@@ -392,8 +392,9 @@ __global__ void reduce_atomic_kernel(const float *in, size_t n, float *out)
 // one that sees m also puts the counter back to 0 for the next launch.
 //   release  the partial stored before the count is visible to all who see it;
 //   acquire  the block that sees m sees every partial stored before the counts.
-// One atom.acq_rel does both (sm_70+). Older GPUs (CUDA 12 still builds for
-// them) need a full fence on each side of a plain atomicInc.
+// One atom.acq_rel does both (sm_70+). Older GPUs, which CUDA 12 still builds
+// for but this tutorial does not run on, need a full fence on each side of a
+// plain atomicInc.
 __device__ unsigned int count_done(unsigned int *retired, unsigned int m)
 {
     unsigned int old;
