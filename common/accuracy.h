@@ -84,7 +84,7 @@ typedef void (*shaped_fn)(const float *d_in, size_t n, float *d_out, int blocks,
 // Runs launch under 5 {blocks, threads} shapes, as other GPUs would pick them:
 // its own grid with blocks of `block` threads (first), 1 x 256, 3 x 32, one
 // block of 128 per SM, its own grid of 1024-thread blocks. Returns how many
-// gave other bits than the first; those bits go to *first_bits.
+// gave other bits than the first; the first's bits go to *first_bits.
 static inline int shapes_differ(shaped_fn launch, const float *d_x, size_t n, int block, uint32_t *first_bits)
 {
     static const int shape[][2] = {{0, 0}, {1, 256}, {3, 32}, {-1, 128}, {0, 1024}}; // 0: its own, -1: one per SM
@@ -174,7 +174,9 @@ static inline void print_table(const Options *opt, size_t n, int count, const ch
     free(h);
 }
 
-// ---- CUB's sums, called as lesson 14 calls them ----------------------------
+// ---- CUB's sums ---------------------------------------------------------------
+// n goes in as a size_t, so CUB builds its 64-bit-offset kernels; lesson 14
+// passes an int where n fits (32-bit offsets), so its cub rows time other kernels.
 
 // Why this run has no cccl_gpu_to_gpu line (a comment line: on stderr under --csv).
 static inline void say_cccl_left_out(const Options *opt, size_t n)

@@ -63,7 +63,8 @@ static inline void init_device(void)
     g_dev.peak_gbs = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) / 1e9;
 }
 
-// Lessons for Hopper only call this first: on an older GPU, say why and exit 0.
+// Lessons for Hopper only call this once g_dev is filled (init_device, which
+// make_input calls), before their first kernel: on an older GPU, say why and exit 0.
 static inline void require_sm90(void)
 {
     if (g_dev.cc_major < 9) {
@@ -72,15 +73,22 @@ static inline void require_sm90(void)
     }
 }
 
-// Bad input that only the device can judge (n too large): one line, exit 2.
+// Bad input that only the device can judge (too many floats for the current
+// GPU: all of them, or its shard in lesson 18): one line, exit 2.
 static inline void need_device_bytes(const Options *opt, size_t bytes)
 {
     size_t free_b = 0, total_b = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     size_t reserve = 2 * g_dev.l2_bytes + ((size_t)64 << 20); // L2 flush buffer + slack
     if (bytes > free_b || free_b - bytes < reserve) {
-        fprintf(stderr, "%s: -n %zu needs %.2f GiB of device memory; %s has %.2f GiB free\n", g_prog,
-                opt->n, (double)(bytes + reserve) / (1 << 30), g_dev.name, (double)free_b / (1 << 30));
+        int dev = 0;
+        cudaDeviceProp prop;
+        char what[64];
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+        snprintf(what, sizeof what, opt->have_n ? "-n %zu" : "an input of %zu floats", opt->n); // lesson 17's -m, -k: no -n
+        fprintf(stderr, "%s: %s needs %.2f GiB of device memory on GPU %d (%s), which has %.2f GiB free\n", g_prog,
+                what, (double)(bytes + reserve) / (1 << 30), dev, prop.name, (double)free_b / (1 << 30));
         exit(2);
     }
 }

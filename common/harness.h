@@ -168,8 +168,9 @@ static inline void print_report(const Options *opt, const Report *r)
 }
 
 // The repetitions' times and when to stop: -r reps exactly, else adaptive
-// (MIN_REPS..MAX_REPS, about ADAPTIVE_SECONDS of timed work). Every timer
-// (time_work, time_work_devices, lesson 18's ranks) keeps its times here.
+// (MIN_REPS..MAX_REPS, about ADAPTIVE_SECONDS of timed work). time_work,
+// time_work_devices and lesson 18's ranks keep their times here (lesson 14's
+// run_variants keeps its own).
 typedef struct { double *us; int cap, k; double total_ms; } Timings;
 static inline Timings timings_new(const Options *opt)
 {

@@ -203,10 +203,11 @@ static double welford_tols(const Ref *ref, size_t n, double depth, double count_
 // depth[1] of them with counts above 2^24):
 //     |mean' - mu| <= E = D (ulp(M + R) / 2 + 3 u R) + 17 u R
 //     |var' - V|   <= (2 D + 24) u V + 4 E sqrt(L V) + 4 E^2 L + 2 u R sqrt(V) + (19 u R)^2
-// (u = 2^-24, M the largest |x|, R = max - min, L = min(log2 n, D / 4)): the
-// mean's roundings are ulps of |mean|, and through d = mb - ma they reach the
-// variance, so the shifted input (|mean| / sigma ~ 1700, far more for a few
-// nearly equal values) needs the larger bound. A NaN expected must come out NaN.
+// (u = 2^-24, M the largest |x|, R = max - min, L = min(log2 n, D / 4); with
+// counts above 2^24, welford_tol adds their rounding terms): the mean's
+// roundings are ulps of |mean|, and through d = mb - ma they reach the
+// variance, so the shifted input (|mean| / sigma about 108 for -d ints, 1700
+// for uniform, far more for a few nearly equal values) needs the larger bound. A NaN expected must come out NaN.
 //
 // Softmax: 1e-5 S is the harness's rule for a float sum of positive terms; it
 // also covers ex2.approx's own error, a few ulp (2^-24 relative each) per ex2 a
@@ -280,10 +281,12 @@ static void run_ops(const Options *opt, const Input *in, const Ref *ref)
 
 // Planted tests on a copy of the input in d_x: for max, min and softmax, a NaN
 // at the first, middle and last element in turn (each must give NaN, for
-// softmax in s: the head, body and tail paths); for argmax,
-// copies of a value above the maximum at several places, the smallest of which
-// sits in the grid's LAST thread's first float4 while thread 0 holds a larger
-// one: the answer must be the smallest planted index.
+// softmax in s; the first and last reach the head and tail paths only where
+// --offset and n make a head and a tail: at the defaults all three are in the
+// body); for argmax, copies of a value above the maximum at several places:
+// where n is large enough, the smallest sits in the grid's LAST thread's first
+// float4 while thread 0 holds a larger one (else n/2 or n - 1 is the smallest):
+// the answer must be the smallest planted index.
 static void planted_tests(const Options *opt, const Input *in, float *d_x, const Ref *ref)
 {
     size_t n = in->n, bytes = n * sizeof(float);

@@ -100,7 +100,10 @@ static inline int is_exercise_program(const char *prog)
 
 static inline void harness_usage(FILE *f, const LessonInfo *info)
 {
-    char n_text[32];
+    char n_text[32], b_text[48];
+    if (info->block_kind == BLOCK_NONE) snprintf(b_text, sizeof b_text, "not taken: this lesson runs one thread");
+    else if (info->block_kind == BLOCK_FIXED) snprintf(b_text, sizeof b_text, "%d, fixed at compile time", info->default_block);
+    else snprintf(b_text, sizeof b_text, "power of two, 32..1024; default %d", info->default_block);
     fprintf(f,
             "usage: %s [options]   (%s)\n"
             "  -n N             elements (e.g. 1048576, 1e6, 2^20, 2^20+3); default %s; 0 allowed\n"
@@ -109,7 +112,7 @@ static inline void harness_usage(FILE *f, const LessonInfo *info)
             "  -s SEED          input seed, decimal (default %llu)\n"
             "  -d ints|uniform  input: odd integers in [-15,15] (exact sum) or uniform in [-1,1)\n"
             "  --offset K       start the input K floats past an aligned address (0..%d)\n"
-            "  --csv            print CSV lines only; --csv-header adds the header line\n"
+            "  --csv            the timings as CSV lines, not a table; --csv-header adds the header line\n"
             "  --check          one checked run, no timing\n"
             "  --flush dirty|clean  between timed repetitions, empty L2 by writing a buffer of twice\n"
             "                   its size (dirty, the default) or by reading one that nothing writes (clean)\n"
@@ -120,9 +123,7 @@ static inline void harness_usage(FILE *f, const LessonInfo *info)
             "                   with both inputs (-d ints,uniform unless -d is given)\n"
             "  -h               this help\n",
             g_prog, info->lesson, count_text(LESSON_DEFAULT_N, n_text, sizeof n_text),
-            info->block_kind == BLOCK_NONE    ? "not taken: this lesson runs one thread"
-            : info->block_kind == BLOCK_FIXED ? "fixed at compile time"
-                                              : "power of two, 32..1024",
+            b_text,
             MIN_REPS, MAX_REPS, ADAPTIVE_SECONDS, (unsigned long long)DEFAULT_SEED, MAX_OFFSET,
             g_takes_shape ? "  -m ROWS -k COLS  one rows x cols matrix (default: the lesson's listed shapes;\n"
                             "                   -n N alone: N elements in rows of a few widths)\n"
@@ -138,9 +139,13 @@ static inline int parse_option_item(int c, const char *name, const char *item, c
     uint64_t v = 0;
     char shown[48];
     int rc = c == 'd' || c == 's' ? 0 : parse_count(item, &v);
-    if (rc == -3) { // "1,000" is the list 1 and 000: say so rather than run n = 0
-        snprintf(err, errlen, "a list item has a leading zero (commas separate items: write 1000 or 1e3, not 1,000): %s %s",
-                 name, cut_text(value, shown));
+    // "1,000" is the list 1 and 000: say so rather than run n = 0 (or seed 0)
+    if (rc == -3 || (c == 's' && strchr(value, ',') && item[0] == '0' && item[1] != '\0')) {
+        if (strchr(value, ','))
+            snprintf(err, errlen, "a list item has a leading zero (commas separate items: write 1000 or 1e3, not 1,000): %s %s",
+                     name, cut_text(value, shown));
+        else
+            snprintf(err, errlen, "a number with a leading zero (write it without one): %s %s", name, cut_text(value, shown));
         return 2;
     }
     cut_text(item, shown);
@@ -157,14 +162,12 @@ static inline int parse_option_item(int c, const char *name, const char *item, c
         }
         return 2;
     case 'b':
-        if (rc || v == 0 || v > 1024)
-            snprintf(err, errlen, "threads per block must be a number in 1..1024: -b %s", shown);
-        else if (info->block_kind == BLOCK_NONE)
+        if (info->block_kind == BLOCK_NONE)
             snprintf(err, errlen, "this lesson runs one thread; it takes no block size: -b %s", shown);
-        else if (info->block_kind == BLOCK_FIXED && (int)v != info->default_block)
+        else if (info->block_kind == BLOCK_FIXED && (rc || v != (uint64_t)info->default_block))
             snprintf(err, errlen, "the block size is the compile-time constant %s = %d (edit it and rebuild): -b %s",
                      info->block_name ? info->block_name : "BLOCK_SIZE", info->default_block, shown);
-        else if (info->block_kind == BLOCK_RUNTIME && (v < 32 || (v & (v - 1)) != 0))
+        else if (rc || v < 32 || v > 1024 || (v & (v - 1)) != 0)
             snprintf(err, errlen, "threads per block must be a power of two in 32..1024: -b %s", shown);
         else {
             opt->block_list[opt->block_count++] = (int)v;
@@ -247,7 +250,7 @@ static inline void option_problem(int c, int argc, char **argv, const struct opt
         cut_text(arg, shown);
         if (optopt == 0) { // getopt found no option of that name, or more than one
             snprintf(err, errlen, "%s option (-h lists the options): %s",
-                     matches > 1 && matches < 100 ? "ambiguous" : "unknown", shown);
+                     len > 0 && matches > 1 && matches < 100 ? "ambiguous" : "unknown", shown);
             return;
         }
         if (found >= 0 && longopts[found].val == optopt && (c == ':') == (eq == NULL)) {

@@ -44,7 +44,7 @@ typedef struct {
     float *shard_alloc;   // shard with NaN guards on both sides
     const float *shard;   // count floats, --offset floats past an aligned start
     size_t count;
-    void *flush;          // 2 x L2, written between timed repetitions
+    void *flush;          // 2 x L2, written (--flush dirty) or read (clean) between timed repetitions
     size_t flush_bytes;
     float *send, *recv;   // part 2: the vectors
     unsigned long long *wrong;
@@ -690,8 +690,8 @@ static inline int rank_from_env(void)
         g_id.internal[i] = (char)byte;
     }
     if (!ok) {
-        fprintf(stderr, "%s: " ENV_RANK ", " ENV_NRANKS " and " ENV_ID " are set but not valid (they are for the "
-                        "processes that --procs starts)\n", g_prog);
+        fprintf(stderr, "%s: " ENV_RANK " is set, but it, " ENV_NRANKS " or " ENV_ID " is missing or not valid (they are "
+                        "for the processes that --procs starts)\n", g_prog);
         exit(2);
     }
     g_rank = (int)rank;

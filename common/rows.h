@@ -66,7 +66,7 @@ static inline int resident_blocks(const void *kernel, int block)
 }
 
 // Exact sums of rows first .. first+count-1: every input is an integer times a
-// power-of-two scale (harness.h), so int64 sums of those integers are exact.
+// power-of-two scale (check.h), so int64 sums of those integers are exact.
 static inline void host_rows(const float *h, Shape s, size_t first, size_t count, double scale, int64_t *sum,
                              int64_t *sum_abs)
 {

@@ -13,7 +13,7 @@
  *
  * Lines (a line of output: its name, n, time or "check only", PASS or FAIL),
  * one per channel count m, each checking all m sums and showing the worst
- * channel (ints exactly, uniform within 1e-5 of the channel's sum |x|):
+ * channel (ints exactly, uniform within 1e-5 * the channel's sum of |x|):
  *   channels_1   m = 1: a plain sum, as in lesson 05
  *   channels_2   m = 2: complex numbers (re, im)
  *   channels_4   m = 4: pixels (r, g, b, a)

@@ -83,7 +83,7 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
     int next = 0;
     for (;;) {
         // One block per g_block values. Only the first pass sees n itself;
-        // main() made sure its block count fits in gridDim.x (2^31 - 1).
+        // run() made sure its block count fits in gridDim.x (2^31 - 1).
         size_t blocks = (n + g_block - 1) / g_block;
         // The last pass (one block) writes the answer. Earlier passes write
         // into the scratch buffer that this pass is not reading.

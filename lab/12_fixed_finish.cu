@@ -31,6 +31,13 @@
  *                takes a chunk changes no add: the same bits every run.
  *
  *     make lab_12_fixed_finish && ./lab_12_fixed_finish -n 2^20,2^24,2^26,2^28,2^30 --flush clean
+ *
+ * Built with EXTRA=-DFINISH_CLOCK, the finishes of fixed_pP, fixed2_pP and
+ * tile_fixed2 also time themselves: the block that writes *out measures, with
+ * its SM's clock64() and with %globaltimer, from just before it stores its own
+ * partial to just after it writes *out (its counts, loads and adds, one after
+ * another); after the timed lines, one '#' line per variant gives the median
+ * of 21 launches. Those builds are not timed against the others.
  */
 #include "harness.h"
 #include <cub/device/device_reduce.cuh>
@@ -59,11 +66,27 @@ __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, 
 
 // ---- kernels ---------------------------------------------------------------
 
+#ifdef FINISH_CLOCK // see the header; clock64() counts the SM's cycles, %globaltimer ns
+__device__ long long g_finish_cycles, g_finish_ns;
+__device__ __forceinline__ long long global_ns()
+{
+    long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+#define FINISH_START long long c0 = clock64(), t0 = global_ns()
+#define FINISH_STOP (g_finish_cycles = clock64() - c0, g_finish_ns = global_ns() - t0)
+#else
+#define FINISH_START
+#define FINISH_STOP
+#endif
+
 // Lesson 12's fixed kernel, its partials loop issuing 8 loads before its adds.
 __global__ void reduce_fixed_u8_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out)
 {
     __shared__ bool last;
     float v = block_sum(thread_sum(in, n));
+    FINISH_START;
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = v;
         last = (count_done(retired, gridDim.x - 1) == gridDim.x - 1);
@@ -81,7 +104,10 @@ __global__ void reduce_fixed_u8_kernel(const float *in, size_t n, float *partial
     }
     for (; b < gridDim.x; b += BLOCK_SIZE) v += __ldcg(&partials[b]);
     v = block_sum(v);
-    if (threadIdx.x == 0) *out = v;
+    if (threadIdx.x == 0) {
+        *out = v;
+        FINISH_STOP;
+    }
 }
 
 // The two-level finish for a block of T threads whose sum v is in thread 0.
@@ -93,6 +119,7 @@ __device__ void finish2(float v, float *partials, float *gpartials, unsigned int
     unsigned int group = blockIdx.x / T, first = group * T;
     unsigned int members = min((unsigned int)T, gridDim.x - first);
     unsigned int groups = (gridDim.x + T - 1) / T;
+    FINISH_START;
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = v;
         last = (count_done(&counters[group], members - 1) == members - 1);
@@ -101,7 +128,10 @@ __device__ void finish2(float v, float *partials, float *gpartials, unsigned int
     if (!last) return;
     v = BSUM(threadIdx.x < members ? __ldcg(&partials[first + threadIdx.x]) : 0.0f);
     if (groups == 1) {
-        if (threadIdx.x == 0) *out = v;
+        if (threadIdx.x == 0) {
+            *out = v;
+            FINISH_STOP;
+        }
         return;
     }
     if (threadIdx.x == 0) {
@@ -113,7 +143,10 @@ __device__ void finish2(float v, float *partials, float *gpartials, unsigned int
     v = 0.0f;
     for (unsigned int g = threadIdx.x; g < groups; g += T) v += __ldcg(&gpartials[g]);
     v = BSUM(v);
-    if (threadIdx.x == 0) *out = v;
+    if (threadIdx.x == 0) {
+        *out = v;
+        FINISH_STOP;
+    }
 }
 
 __global__ void reduce_fixed2_kernel(const float *in, size_t n, float *partials, float *gpartials,
@@ -177,8 +210,15 @@ __global__ void __launch_bounds__(TILE_THREADS) tile_fixed2_kernel(const float *
 // fixed_dynC: see the header. *ticket and *retired are 0 before the launch;
 // the last block puts *ticket back to 0 (every other block has taken its last
 // ticket before it counted itself done).
+// At most lesson 12's 4 blocks of 512 an SM; as many as fit where an SM holds
+// fewer threads (sm_75: 1024, sm_86 and sm_89: 1536; ptxas rejects more).
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 750 || __CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890 || __CUDA_ARCH__ >= 1200)
+#define DYN_MIN_BLOCKS (__CUDA_ARCH__ == 750 ? 2 : 3)
+#else
+#define DYN_MIN_BLOCKS 4
+#endif
 template <int C>
-__global__ void __launch_bounds__(BLOCK_SIZE, 4) reduce_fixed_dyn_kernel(const float *in, size_t n, float *partials, unsigned int *ticket,
+__global__ void __launch_bounds__(BLOCK_SIZE, DYN_MIN_BLOCKS) reduce_fixed_dyn_kernel(const float *in, size_t n, float *partials, unsigned int *ticket,
                                         unsigned int *retired, float *out)
 {
     __shared__ unsigned int next;
@@ -368,6 +408,26 @@ static int run(Options opt)
         {"fixed_dyn16", sum_fixed_dyn16, &in},
     };
     run_variants(&opt, v, (int)(sizeof v / sizeof v[0]));
+#ifdef FINISH_CLOCK // the finish's own time, median of 21 launches (see the header)
+    for (int k = 0; k < (int)(sizeof v / sizeof v[0]) && in.n > 0; k++) {
+        if (strncmp(v[k].name, "fixed_p", 7) != 0 && strncmp(v[k].name, "fixed2", 6) != 0 &&
+            strcmp(v[k].name, "tile_fixed2") != 0)
+            continue;
+        long long c[21], t[21];
+        for (int r = 0; r < 21; r++) {
+            v[k].fn(in.d_in, in.n, g_out);
+            CUDA_CHECK(cudaDeviceSynchronize());
+            CUDA_CHECK(cudaMemcpyFromSymbol(&c[r], g_finish_cycles, sizeof c[r]));
+            CUDA_CHECK(cudaMemcpyFromSymbol(&t[r], g_finish_ns, sizeof t[r]));
+        }
+        for (int i = 1; i < 21; i++) // insertion sort: 21 values each
+            for (int j = i; j > 0 && c[j] < c[j - 1]; j--) { long long x = c[j]; c[j] = c[j - 1]; c[j - 1] = x; }
+        for (int i = 1; i < 21; i++)
+            for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { long long x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
+        printf("# finish_clock %s n=%zu: %lld cycles, %lld ns (median of 21; min %lld ns, max %lld ns)\n", v[k].name,
+               in.n, c[10], t[10], t[0], t[20]);
+    }
+#endif
     CUDA_CHECK(cudaFree(g_cub_temp));
     CUDA_CHECK(cudaFree(g_ticket));
     CUDA_CHECK(cudaFree(g_counters));

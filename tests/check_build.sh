@@ -155,7 +155,10 @@ if want old; then
     else
         rel=$(release "$OLD")
         ver=$(echo "$rel" | sed 's/.*release \([0-9.]*\).*/\1/')
-        ok "the oldest toolkit is here: $(echo "$OLD" | sed "s|^$ROOT/||"): $rel"
+        # its own CUB's version, from cub/version.cuh (CUB_VERSION = major x 100000 + minor x 100 + patch)
+        cubv=$(cat "$(dirname "$OLD")"/../include/cub/version.cuh "$(dirname "$OLD")"/../include/cccl/cub/version.cuh 2>/dev/null |
+               awk '$1 == "#define" && $2 == "CUB_VERSION" { v = $3; printf "CUB %d.%d.%d", v / 100000, (v / 100) % 1000, v % 100; exit }')
+        ok "the oldest toolkit is here: $(echo "$OLD" | sed "s|^$ROOT/||"): $rel${cubv:+, $cubv}"
         O=$B/cuda-$ver
         start=$(date +%s)
         $MK -k -j"$JOBS" NVCC="$OLD" BUILDDIR="$O" ARCH="75 90" WERROR=1 all >"$B/old.log" 2>&1

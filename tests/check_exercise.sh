@@ -46,7 +46,7 @@ trap 'rm -rf "$WORK"' EXIT
 skipped() {
     echo
     echo "exercise$NN: GPU checks SKIPPED: $1."
-    echo "Checked here: the build and the PTX only, which an unsolved exercise passes too: only the GPU checks say whether yours is right. Run make check E=$NN where a GPU can run it."
+    echo "Checked here: the build and the PTX only. Passing them does not make yours right: only the GPU checks say that. Run make check E=$NN where a GPU can run it."
     exit 0
 }
 

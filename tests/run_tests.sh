@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test driver behind `make test`: five tiers.
 #   1 host       unit tests of common/harness.h, compiled as C11
-#   2 build      every lesson, exercise and solution for sm_75 and sm_90, warnings
-#                as errors; every lesson rejects bad options (exit 2, one line); the
+#   2 build      every lesson, exercise, solution and lab program for sm_75 and sm_90,
+#                warnings as errors; every lesson rejects bad options (exit 2, one line); the
 #                lessons for every other architecture the README names; the build
 #                follows the flags; the tree with CUDA 12.4 where found (tests/check_build.sh)
 #   3 ptx        each lesson's PTX shows its technique (lessons/manifest.txt)
@@ -39,6 +39,7 @@ SOLUTION_SRCS=$(ls solutions/[0-9][0-9]_*.cu 2>/dev/null)
 LESSONS=$(for s in $LESSON_SRCS; do echo "lesson$(num "$s")"; done)
 EXERCISES=$(for s in $EXERCISE_SRCS; do echo "exercise$(num "$s")"; done)
 SOLUTIONS=$(for s in $SOLUTION_SRCS; do echo "solution$(num "$s")"; done)
+LABS=$(for s in $(ls lab/[0-9][0-9]_*.cu 2>/dev/null); do basename "$s" .cu | sed 's/^/lab_/'; done)
 
 # Binaries the build tier skipped on purpose (e.g. no NCCL): not failures.
 skipped_build() { grep -q "^$1: skipped:" "$LOG/build.log" 2>/dev/null; }
@@ -246,11 +247,12 @@ if want build; then
     echo "[build] everything for sm_75 and sm_90, warnings as errors ($JOBS jobs)"
     command -v nvcc >/dev/null || { bad "nvcc not found: the build tier needs the CUDA toolkit"; }
     make --no-print-directory -k -j"$JOBS" BUILDDIR=$B ARCH="75 90" WERROR=1 all >"$LOG/build.log" 2>&1
-    for b in $LESSONS $EXERCISES $SOLUTIONS; do
+    for b in $LESSONS $EXERCISES $SOLUTIONS $LABS; do
         case $b in
         lesson*) src=$(ls lessons/"${b#lesson}"_*/"${b#lesson}"_*.cu) ;;
         exercise*) src=$(ls exercises/"${b#exercise}"_*.cu) ;;
         solution*) src=$(ls solutions/"${b#solution}"_*.cu) ;;
+        lab_*) src=lab/${b#lab_}.cu ;;
         esac
         if skipped_build "$b"; then
             skip "$b: $(grep "^$b: skipped:" "$LOG/build.log" | sed "s/^$b: skipped: //")"

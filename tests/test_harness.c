@@ -187,6 +187,15 @@ static void test_leading_zeros_and_seeds(void)
     CHECK(parse_line("-s 010", &o, &runtime_info) == 0 && o.seed == 10, "seed: 010 is ten (decimal, not octal)");
     CHECK(parse_line("-s 0", &o, &runtime_info) == 0 && o.seed == 0, "seed: 0");
     CHECK(parse_line("-s 000", &o, &runtime_info) == 0 && o.seed == 0, "seed: 000 is 0");
+    CHECK(parse_line("-s 1,000", &o, &runtime_info) == 2 && strstr(g_err, "1000 or 1e3"),
+          "seed: -s 1,000 refused as a list with a leading zero, not seeds 1 and 0");
+    CHECK(parse_line("-s 0,1", &o, &runtime_info) == 0 && o.seed_count == 2, "seed: -s 0,1 is two runs");
+    CHECK(parse_line("-n 007", &o, &runtime_info) == 2 && strstr(g_err, "leading zero") && !strstr(g_err, "commas"),
+          "options: -n 007 refused for its leading zero, without talk of commas");
+    CHECK(parse_line("-b 2048", &o, &runtime_info) == 2 && strstr(g_err, "power of two in 32..1024"),
+          "block: -b 2048 names the range a runtime block size takes");
+    CHECK(parse_line("-b abc", &o, &fixed_info) == 2 && strstr(g_err, "compile-time constant BLOCK_SIZE = 256"),
+          "block: a fixed lesson names its constant for any -b but its own");
     CHECK(parse_line("-s 18446744073709551615", &o, &runtime_info) == 0 && o.seed == UINT64_MAX, "seed: 2^64-1");
     const char *bad_seeds[] = {"-s 0x10", "-s 18446744073709551616", "-s 1e3", "-s +5", "-s 5 5", "-s 08x"};
     for (size_t i = 0; i < sizeof bad_seeds / sizeof bad_seeds[0]; i++) {

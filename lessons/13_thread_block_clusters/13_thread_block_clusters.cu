@@ -2,14 +2,14 @@
  * Lesson 13: thread block clusters -- blocks that add through each other's
  * shared memory (Hopper, sm_90 and newer; elsewhere it prints SKIP).
  *
- * What changed since lesson 12: only the atomic finish. The grid runs in
- * clusters of 2 to 16 blocks, which the hardware places together on one GPC;
- * a block can read a peer's shared memory (distributed shared memory), so each
- * cluster adds its blocks' sums on chip and sends one atomicAdd to *out, not
- * one per block. Variants: cluster2 ... cluster16, block (clusters of 1) and
- * fixed (lesson 12's). The flaw: measured, every cluster size is slower than
- * lesson 12's atomic finish: a cluster launch costs even in clusters of 1, and
- * from clusters of 4 up whole clusters leave block slots idle ("clusters of").
+ * What changed since lesson 12: the atomic finish, and with it the grid: one
+ * wave in clusters of 2 to 16 blocks, which the hardware places together on one
+ * GPC; a block can read a peer's shared memory (distributed shared memory), so
+ * each cluster adds its blocks' sums on chip and sends one atomicAdd to *out,
+ * not one per block. Variants: cluster2 ... cluster16, block (clusters of 1)
+ * and fixed (lesson 12's). The flaw: measured, every cluster size is slower than
+ * lesson 12's atomic finish (a block per tile): a cluster launch costs even in
+ * clusters of 1, and from 4 up whole clusters leave block slots idle.
  *
  *     make lesson13 && ./lesson13
  */

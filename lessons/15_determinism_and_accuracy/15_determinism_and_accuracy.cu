@@ -26,8 +26,8 @@
 #define FINISH_LANES 256  // gpu_to_gpu: the chunk sums are added by this many logical lanes
 #define FULL_MASK 0xffffffffu // all 32 lanes take part in every shuffle below
 // gpu_to_gpu's __launch_bounds__(1024, FULL_SM): 2 on the architectures the #if
-// lists (an sm_80 or sm_90 SM holds 2048 threads), else 1. On an H100 or H200
-// that caps it at 32 registers: 8 blocks of 256 fit an SM (36 registers: 6).
+// lists (an sm_80 or sm_90 SM holds 2048 threads), else 1. On an H100 or H200 a
+// cap of 32 registers (it needs no more): 8 blocks of 256 fit an SM (at 36: 6).
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || \
                                __CUDA_ARCH__ == 1000 || __CUDA_ARCH__ == 1030)
 #define FULL_SM 2

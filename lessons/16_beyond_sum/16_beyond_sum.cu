@@ -7,7 +7,7 @@
  * order) is written once, and each op is an instance: max and min (NaN anywhere
  * gives NaN), argmax (ties: smallest index; NaN ranks below every number), mean
  * and variance by the Welford/Chan merge, online softmax. A hook, absorb(),
- * folds a thread's 16 loaded values at once. Each op is checked and timed
+ * folds a thread's loaded values (16, 4 in the last trips) at once. Each op is checked and timed
  * beside CUB. The flaw that remains: one answer for the whole array; softmax,
  * layernorm and losses want one per row (lesson 17).
  *
@@ -145,7 +145,7 @@ __device__ __forceinline__ void argmax_absorb(State *a, const float4 *v, int k, 
 #pragma unroll
     for (int u = 0; u < k; u++) m = fmaxf(m, fmaxf(fmaxf(v[u].x, v[u].y), fmaxf(v[u].z, v[u].w)));
     if (!(m <= a->v)) { // m > a->v, or a->v is NaN (no number yet: then even m = -inf wins)
-        long long at = e; // stays e only if all 16 are NaN: the first of them
+        long long at = e; // stays e only if all 4k are NaN: the first of them
 #pragma unroll
         for (int u = k - 1; u >= 0; u--) { // backwards: the first match in index order is written last
             long long b = e + u * step;

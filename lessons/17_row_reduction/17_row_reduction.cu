@@ -24,7 +24,7 @@
 #define GROUP_MAX_SLOTS 32 // narrow rows: at most this many loads, one a lane (results/tune-lesson17-nvidia-h200.txt)
 #define UNROLL 8           // medium, long rows: float4s in flight a thread (results/tune-lesson17-nvidia-h200.txt)
 #define WARP_MAX_COLS 2048 // medium rows: up to this many floats, a warp each (results/tune-lesson17-nvidia-h200.txt)
-#define STREAM_BELOW_L2 2  // up to this x L2: evict-first __ldcs, else __ldg (chosen on lesson 12: results/tune-lesson12-nvidia-h200.txt)
+#define STREAM_BELOW_L2 2  // up to this x L2: evict-first __ldcs, else __ldg (measured on lesson 12's loop, which keeps __ldg: results/tune-lesson12-nvidia-h200.txt)
 #define FULL_MASK 0xffffffffu // all 32 lanes take part in every shuffle below
 static_assert(GROUP_BYTES % 16 == 0 && GROUP_BYTES >= 16 && GROUP_MAX_SLOTS <= 32, "GROUP_BYTES / 16, slots <= 32");
 static __device__ float warp_sum(float v);                                        // lesson 12's, at the bottom
@@ -195,7 +195,7 @@ __global__ void rows_block_kernel(const float *in, size_t n, size_t cols, unsign
     if (!am_last) return;
     float t = 0.0f;
     for (unsigned int c = threadIdx.x; c < chunks; c += blockDim.x)
-        t += __ldcg(&partials[row * chunks + c]); // through L2: never a stale L1 line
+        t += __ldcg(&partials[row * chunks + c]); // at L2; count_done's acquire made them visible
     t = block_sum(t);
     if (threadIdx.x == 0) out[row] = t; // count_done left the row's counter at 0 for the next launch
 }
@@ -207,7 +207,7 @@ static float *g_partials;         // the split rows' partials, one per block
 static unsigned int *g_counters;  // one blocks-done counter per split row, zeroed once in run()
 
 // Which kernel sums the rows of s; for narrow rows also the load width (4 only if every
-// row start is 16-byte aligned: cols % 4 == 0, no --offset) and log2 of the lanes per row.
+// row start is 16-byte aligned: cols % 4 == 0, --offset a multiple of 4) and log2 of the lanes per row.
 enum { PATH_GROUP, PATH_WARP, PATH_BLOCK };
 static int path_for(Shape s, const float *d_in, int *vec, int *lg)
 {
