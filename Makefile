@@ -60,9 +60,9 @@ ARCH_NATIVE_FAILED := $(if $(strip $(ARCH_GPU)),,yes)
 else
 ARCH_IN := $(ARCH)
 endif
-# sm_90, compute_90, 9.0, 90 -> 90 (90a stays 90a); anything else -> !word
+# sm_90, compute_90, 9.0, 90 -> 90 (90a stays 90a, 100f 100f); anything else -> !word
 ARCH_NORM := $(shell for a in $(ARCH_IN); do w=$$(echo "$$a" | sed 's/^sm_//; s/^compute_//; s/\.//g'); \
-               case $$w in ([1-9][0-9] | [1-9][0-9][0-9] | [1-9][0-9]a | [1-9][0-9][0-9]a) echo "$$w" ;; (*) echo "!$$a" ;; esac; done)
+               case $$w in ([1-9][0-9] | [1-9][0-9][0-9] | [1-9][0-9]a | [1-9][0-9][0-9]a | [1-9][0-9][0-9]f) echo "$$w" ;; (*) echo "!$$a" ;; esac; done)
 ARCH_BAD  := $(patsubst !%,%,$(filter !%,$(ARCH_NORM)))
 override ARCH := $(filter-out !%,$(ARCH_NORM))
 
@@ -77,6 +77,12 @@ $(warning $(NVCC_PATH) printed no version that could be read; the lessons need C
 else ifneq ($(NVCC_NEW_ENOUGH),yes)
 $(error found CUDA $(NVCC_VERSION) ($(NVCC_PATH)); the lessons need CUDA 12.4 or newer)
 endif
+ifeq ($(filter 0 1,$(DEBUG)),)
+$(error DEBUG=$(DEBUG): give DEBUG=1 for a device debug build (-G -O0), or leave it out)
+endif
+ifeq ($(filter 0 1,$(WERROR)),)
+$(error WERROR=$(WERROR): give WERROR=1 to make warnings errors, or leave it out)
+endif
 ifeq ($(ARCH_NATIVE_FAILED),yes)
 $(error ARCH=native: no GPU to read the architecture from ($(if $(NVSMI),nvidia-smi lists none,nvidia-smi not found)); name it instead, e.g. ARCH=90)
 endif
@@ -90,7 +96,7 @@ ifneq ($(ARCH_NOTHERE),)
 $(error ARCH=$(strip $(ARCH_NOTHERE)): CUDA $(NVCC_VERSION) ($(NVCC_PATH)) cannot build for $(if $(word 2,$(ARCH_NOTHERE)),these architectures,this architecture); it builds for $(NVCC_ARCHS)$(if $(filter 10% 11% 12%,$(ARCH_NOTHERE)), (Blackwell, 100 and 120, needs CUDA 12.8 or newer)))
 endif
 ifeq ($(ARCH_FROM)$(MAKELEVEL),default0)
-$(info note: $(if $(NVSMI),nvidia-smi lists no GPU,no nvidia-smi on this machine), so this builds for sm_90 (H100, H200); choose with ARCH=80, ARCH="75 90" or ARCH=native)
+$(info note: $(if $(NVSMI),nvidia-smi lists no GPU,no nvidia-smi on this machine), so this builds for sm_90 (H100, H200); choose another with ARCH=80 or ARCH="75 90")
 endif
 endif
 
@@ -106,8 +112,14 @@ NCCL_FLAGS := $(if $(filter-out /usr /usr/local $(TOOLKIT),$(NCCL_HOME)),-I$(NCC
 # A newer CCCL goes first on the include path, so that its CUB wins over the toolkit's.
 CCCL_INC   := $(if $(strip $(CCCL_HOME)),$(patsubst %/cub/cub.cuh,%,$(firstword $(wildcard $(CCCL_HOME)/include/cccl/cub/cub.cuh $(CCCL_HOME)/include/cub/cub.cuh))))
 CCCL_FOUND := $(CCCL_INC)
-# A CCCL_HOME with no CUB in it is a mistake, not a request for the toolkit's CUB.
+# A CCCL_HOME with no CUB in it is a mistake, not a request for the toolkit's CUB;
+# so is a NCCL_HOME you give without include/nccl.h.
 ifneq ($(BUILD_GOALS),)
+ifneq ($(and $(filter command line environment,$(origin NCCL_HOME)),$(strip $(NCCL_HOME))),)
+ifeq ($(wildcard $(NCCL_HOME)/include/nccl.h),)
+$(error NCCL_HOME=$(NCCL_HOME) holds no include/nccl.h: point it at an NCCL folder (include/ and lib/), or leave it out to use the one beside nvcc or in /usr)
+endif
+endif
 ifneq ($(and $(strip $(CCCL_HOME)),$(if $(CCCL_INC),,missing)),)
 $(error CCCL_HOME=$(CCCL_HOME) holds neither include/cub/cub.cuh nor include/cccl/cub/cub.cuh: point it at a CCCL folder (the nvidia-cuda-cccl package's nvidia/cu13) or leave it empty for the toolkit's CUB)
 endif
@@ -266,7 +278,7 @@ diff:
 # Your exercise through the whole test matrix: make check E=04
 check:
 	@e=$$(. scripts/common.sh; lesson_num E "$(E)") || { echo "usage: make check E=NN (e.g. make check E=04)" >&2; exit 2; }; \
-	 ls exercises/$${e}_*.cu >/dev/null 2>&1 || { echo "there is no exercise $$e (ls exercises/)" >&2; exit 2; }; \
+	 ls exercises/$${e}_*.cu >/dev/null 2>&1 || { echo "there is no exercise $$e (the exercises: $(firstword $(EXERCISES:exercise%=%)) to $(lastword $(EXERCISES:exercise%=%)))" >&2; exit 2; }; \
 	 BUILDDIR="$(BUILDDIR)" bash tests/check_exercise.sh $$e
 
 # The hints of exercise NN, one at a time: make hint E=04 (H=2 shows hint 2 again, H=0 starts over).
@@ -284,8 +296,19 @@ test:
 	@bash tests/run_tests.sh
 
 clean:
-	rm -f $(BINARIES) $(LISTINGS)
-	rm -rf build
+	@rm -f $(BINARIES) $(LISTINGS) .build-flags-nvcc .build-flags-cccl .build-flags-nccl
+	@rm -rf build
+	@echo "removed the binaries, their .ptx and .sass listings, and build/ (runs/ and results/ are kept)"
+
+# A name that is none of the above: say what there is.
+define no_such_rule
+$(1)%:
+	@echo "there is no $$@: the $(2) are $(3) (make help lists every target)" >&2; exit 2
+endef
+$(eval $(call no_such_rule,lesson,lessons,$(firstword $(LESSONS:lesson%=%)) to $(lastword $(LESSONS:lesson%=%))))
+$(eval $(call no_such_rule,exercise,exercises,$(firstword $(EXERCISES:exercise%=%)) to $(lastword $(EXERCISES:exercise%=%))))
+$(eval $(call no_such_rule,solution,solutions,$(firstword $(SOLUTIONS:solution%=%)) to $(lastword $(SOLUTIONS:solution%=%))))
+$(eval $(call no_such_rule,lab_,lab programs,$(LABS)))
 
 help:
 	@echo "Build (binaries land here, or in BUILDDIR):"
@@ -302,15 +325,16 @@ help:
 	@echo "                       -> $(RESULTS)/run-<gpu>.csv and .txt"
 	@echo "  make bench           size sweep 2^10..2^30 of lessons 09-15 and the libraries, L2 flushed dirty"
 	@echo "                       and clean -> $(RESULTS)/bench-<gpu>.csv, bench-<gpu>-clean.csv (LO=20 HI=24 narrow it)"
-	@echo "  make plot            SVG charts of results/ (the reference GPUs) and runs/ (yours, beside them)"
 	@echo "  make profile L=NN    Nsight Compute counters of lesson NN (./lessonNN -n 2^24 --check; N=... overrides)"
 	@echo "  make diff L=NN       what lesson NN changes in the lesson it builds on (NN-1; 12 for 14-18)"
 	@echo "Learn and check:"
 	@echo "  make check E=NN      your exercise NN through the full test matrix; prints the smallest failing case"
-	@echo "  make hint E=NN       the next hint for exercise NN: a nudge, the approach, the answer key (H=0 starts over)"
+	@echo "  make hint E=NN       the next hint for exercise NN: a nudge, the approach, the answer key"
+	@echo "                       (H=k shows hint k, and the next plain call goes on after it; H=0 starts over)"
 	@echo "  make test            all test tiers (host, build, ptx, exercises, gpu); the gpu tier needs a GPU"
 	@echo "  make tables          regenerate the measured tables in README.md and the notes from results/"
-	@echo "  make clean           remove binaries, listings and build/"
+	@echo "  make plot            SVG charts of results/ (the reference GPUs) and runs/ (yours, beside them)"
+	@echo "  make clean           remove binaries, listings and build/ (runs/ and results/ stay)"
 	@echo "Variables:"
 	@echo "  ARCH=90              GPU architecture: native, sm_90, 9.0, 90, or a list \"75 90\" (now: $(ARCH));"
 	@echo "                       one nvcc --list-gpu-arch names (sm_100 and sm_120 need CUDA 12.8 or newer)"

@@ -19,8 +19,9 @@
  *                group adds the group sums in index order. One group: its sum
  *                is the result. Every sum has a fixed order.
  *   tile_atomic, tile_fixed2   the same finishes over tiles of TILE_THREADS x
- *                TILE_LOADS float4s, all loads issued before any add (lab 12
- *                tiles' shape), one block per tile
+ *                TILE_LOADS float4s (256 x 16 unless built otherwise: the shape
+ *                of lab 12 tiles' tables), all loads issued before any add,
+ *                one block per tile
  *   fixed_dynC   one wave (lesson 12's 4 blocks an SM); the float4 body is
  *                cut into chunks of C lesson-12 tiles, and a block that
  *                finishes a chunk takes the next one from a ticket counter.
@@ -210,12 +211,16 @@ __global__ void __launch_bounds__(TILE_THREADS) tile_fixed2_kernel(const float *
 // fixed_dynC: see the header. *ticket and *retired are 0 before the launch;
 // the last block puts *ticket back to 0 (every other block has taken its last
 // ticket before it counted itself done).
-// At most lesson 12's 4 blocks of 512 an SM; as many as fit where an SM holds
-// fewer threads (sm_75: 1024, sm_86 and sm_89: 1536; ptxas rejects more).
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 750 || __CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890 || __CUDA_ARCH__ >= 1200)
-#define DYN_MIN_BLOCKS (__CUDA_ARCH__ == 750 ? 2 : 3)
-#else
+// The blocks of 512 that __launch_bounds__ asks to fit an SM: lesson 12's 4
+// where an SM holds 2048 threads (sm_80, 90, 100, 103), else what fits (sm_75:
+// 1024 threads, 2; the others 1536, 3). Asking more makes ptxas warn and
+// ignore it, which warnings as errors turn into a failed build.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000 || __CUDA_ARCH__ == 1030
 #define DYN_MIN_BLOCKS 4
+#elif __CUDA_ARCH__ == 750
+#define DYN_MIN_BLOCKS 2
+#else
+#define DYN_MIN_BLOCKS 3
 #endif
 template <int C>
 __global__ void __launch_bounds__(BLOCK_SIZE, DYN_MIN_BLOCKS) reduce_fixed_dyn_kernel(const float *in, size_t n, float *partials, unsigned int *ticket,
@@ -344,7 +349,7 @@ static void fixed_dyn(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); return; }
     size_t chunks = (n / 4 + (size_t)C * TILE - 1) / ((size_t)C * TILE);
-    int per_sm = 0; // its own wave (__launch_bounds__ holds it to lesson 12's 4 blocks of 512 per SM)
+    int per_sm = 0; // its own wave (on sm_90, 4 blocks of 512: __launch_bounds__ keeps the registers low enough)
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_dyn_kernel<C>, BLOCK_SIZE, 0));
     size_t wave = (size_t)g_dev.sm_count * (per_sm > 0 ? per_sm : 1);
     int grid = chunks < wave ? (int)(chunks > 0 ? chunks : 1) : (int)wave;
@@ -378,7 +383,8 @@ static int run(Options opt)
     g_wave = g_dev.sm_count * per_sm;
     size_t most = tiles12(in.n) > (size_t)tile_grid(in.n) ? tiles12(in.n) : (size_t)tile_grid(in.n);
     if (most < (size_t)g_wave) most = g_wave;
-    size_t groups = (most + TILE_THREADS - 1) / TILE_THREADS; // the smaller block makes more groups
+    size_t group = TILE_THREADS < BLOCK_SIZE ? TILE_THREADS : BLOCK_SIZE; // the smaller block makes more groups
+    size_t groups = (most + group - 1) / group;
     if (!opt.csv)
         printf("one wave: %d SMs x %d = %d blocks of %d; tiles of %d x %d float4s for tile_*\n", g_dev.sm_count, per_sm,
                g_wave, BLOCK_SIZE, TILE_THREADS, TILE_LOADS);

@@ -36,7 +36,7 @@
 #define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per round
 #define FULL_MASK 0xffffffffu
 
-#ifndef TILE_THREADS // the tile shape, a build option: make lab_12_tiles EXTRA="-DTILE_THREADS=512 -DTILE_LOADS=16"
+#ifndef TILE_THREADS // the tile shape, a build option: make lab_12_tiles EXTRA="-DTILE_THREADS=256 -DTILE_LOADS=16"
 #define TILE_THREADS 512                       // threads per block
 #endif
 #ifndef TILE_LOADS

@@ -119,7 +119,7 @@ static float *g_partials;        // one partial per block
 static unsigned int *g_retired;  // the blocks-done counter, zeroed once in run
 static fixed_fn g_fixed;         // which fixed kernel reduce_fixed launches
 
-// Lesson 12's fixed grid: a full GPU's worth of blocks, none without a whole tile.
+// Lesson 12's fixed grid: a full GPU's worth of blocks, at most one per tile of n (4 * TILE floats).
 static int grid_blocks(size_t n)
 {
     size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);

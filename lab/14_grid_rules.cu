@@ -108,7 +108,7 @@ static size_t g_cub_temp_bytes;
 // The stream rule: evict-first for inputs of at most STREAM_BELOW_L2 x L2 bytes.
 static int small_input(size_t n) { return (double)n * sizeof(float) <= STREAM_BELOW_L2 * (double)g_dev.l2_bytes; }
 
-// Lesson 12's fixed grid: one wave, but no block that finds no tile (4 * TILE
+// Lesson 12's fixed grid: one wave, at most a block per tile of n (4 * TILE
 // floats). With the grid rule and an input above STREAM_BELOW_L2 x L2, up to
 // OVERSUBSCRIBE waves; for a finish whose blocks wait (fixed), only as many
 // waves as leave each block FIXED_MIN_TILES tiles or more.

@@ -111,7 +111,7 @@ __global__ void rows_block_kernel(const float *in, size_t n, size_t cols, unsign
     if (!am_last) return;
     float t = 0.0f;
     for (unsigned int c = threadIdx.x; c < chunks; c += blockDim.x)
-        t += __ldcg(&partials[row * chunks + c]); // through L2: never a stale L1 line
+        t += __ldcg(&partials[row * chunks + c]); // at L2; count_done's acquire made them visible
     t = block_sum(t);
     if (threadIdx.x == 0) out[row] = t; // count_done left the row's counter at 0 for the next launch
 }

@@ -43,7 +43,8 @@ preflight() {
     {
         echo "$2: no usable GPU, so nothing was run."
         echo "  nvidia-smi -L: ${_smi:-lists no GPU}"
-        echo "  $1 -n 1 --check: $(printf '%s\n' "$_pf" | grep -v '^ *$' | tail -n 2 | tr '\n' ' ')"
+        echo "  $1 -n 1 --check said:"
+        printf '%s\n' "$_pf" | grep -v '^ *$' | tail -n 2 | sed 's/^/    /'
         echo "  The usual causes and their fixes: README.md, section Troubleshooting."
     } >&2
     return 1

@@ -42,7 +42,7 @@ case $h in
 *) k=$(echo "$h" | sed 's/^0*//'); k=${k:-0} ;;
 esac
 if [ -z "$h" ] && [ "$shown" -ge "$total" ]; then
-    echo "Exercise $e: all $total hints have been shown."
+    echo "Exercise $e: hint $total was its last."
     echo "make hint E=$e H=k prints hint k again; H=0 starts over."
     exit 0
 fi

@@ -85,7 +85,7 @@ if ! command -v "$NCU" >/dev/null 2>&1; then
     echo "make profile needs ncu (Nsight Compute), which is not on PATH. It is part of the CUDA toolkit" >&2
     echo "(the nsight-compute package of NVIDIA's CUDA repositories, or developer.nvidia.com/nsight-compute);" >&2
     echo "once installed, put its folder on PATH (e.g. /usr/local/cuda/bin, or /opt/nvidia/nsight-compute/<version>)." >&2
-    echo "Below instead: lesson $nn's counters as results/ ships them." >&2
+    echo "Below instead: lesson $nn's counters as results/ ships them${2:+ (at n = 2^24, not N=$2)}." >&2
     shipped_counters "$shipped"
     exit 2
 fi
@@ -96,7 +96,7 @@ bin=$BIN/lesson$nn
 # ncu needs a GPU it can run the lesson on: without one the lesson says why, in two lines.
 if ! why=$("$bin" -n 1 --check 2>&1 >/dev/null) && printf '%s\n' "$why" | grep -q 'no usable GPU'; then
     printf '%s\n' "$why" | head -n 2 >&2
-    echo "so ncu has nothing to profile here. Below instead: lesson $nn's counters as results/ ships them." >&2
+    echo "so ncu has nothing to profile here. Below instead: lesson $nn's counters as results/ ships them${2:+ (at n = 2^24, not N=$2)}." >&2
     shipped_counters "$shipped"
     exit 1
 fi

@@ -584,13 +584,14 @@ for md in ${TABLES_FILES:-README.md lessons/[0-9][0-9]_*/notes.md lab/[0-9][0-9]
             diff -u "$md" "$out" | sed -n '3,40p' | grep '^[-+]' | head -n 12 | sed 's/^/    /'
             stale=1
         else
-            cat "$out" >"$md" && echo "updated $md"
+            cat "$out" >"$md" && echo "updated $md" && changed=1
         fi
     fi
 done
 if [ -z "${TABLES_FILES:-}" ] && ! cmp -s "$tmp/derived.txt" "$R/derived.txt" 2>/dev/null; then
     if [ $mode = check ]; then echo "stale: $R/derived.txt (run make tables)"; stale=1
-    else cp "$tmp/derived.txt" "$R/derived.txt" && echo "updated $R/derived.txt"; fi
+    else cp "$tmp/derived.txt" "$R/derived.txt" && echo "updated $R/derived.txt" && changed=1; fi
 fi
 [ $mode = check ] && [ $stale -eq 0 ] && echo "every generated table matches results/"
+[ $mode = check ] || [ "${changed:-0}" = 1 ] || echo "every generated table already matched results/: nothing to update"
 exit $stale

@@ -94,7 +94,7 @@ else
     while [ $k -lt "$n" ]; do hint "$e" ""; k=$((k + 1)); done
     if grep -q "last one" "$tmp/out"; then ok "hint.sh: says when the last hint is shown"; else bad "hint.sh: the last hint should say it is the last: $(tail -n 1 "$tmp/out")"; fi
     hint "$e" ""
-    if [ $? -eq 0 ] && grep -q "all $n hints have been shown" "$tmp/out"; then ok "hint.sh: after the last, says all were shown"; else bad "hint.sh: after the last: $(first_line)"; fi
+    if [ $? -eq 0 ] && grep -q "hint $n was its last" "$tmp/out"; then ok "hint.sh: after the last, says it was the last"; else bad "hint.sh: after the last: $(first_line)"; fi
     for args in "" "abc" "99" "$e x" "$e 99"; do
         # shellcheck disable=SC2086
         if [ -z "$args" ]; then hint "" ""; else hint $args; fi

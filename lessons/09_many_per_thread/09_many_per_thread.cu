@@ -6,8 +6,8 @@
  * (two independent loads, both on their way before either is added, as in
  * Harris's kernel 7), then moves on by the size of the whole grid. The grid
  * is only as large as the GPU holds at once: SMs x the blocks per SM that
- * the occupancy API reports. Each thread adds a hundred or more elements in
- * a register, and the tree with its barriers runs once per block instead of
+ * the occupancy API reports. Each thread adds many elements in a register
+ * (about 250 at 2^26 on an H100), and the tree runs once per block instead of
  * once per 512 elements. Pass 1 leaves one partial per block; pass 2 is the
  * same kernel as ONE block over those partials. Correct for any n, above
  * 2^31 elements too: every index and stride is a size_t.
@@ -56,7 +56,7 @@ __global__ void reduce_kernel(const float *in, size_t n, float *out)
     __syncthreads(); // every slot is written before any thread reads a neighbour's
 
     // Lesson 08's tree (the compiler writes its steps out): it now runs once
-    // per block, after hundreds of additions per thread.
+    // per block, after many additions per thread (about 250 at n = 2^26).
     for (unsigned int s = BLOCK_SIZE / 2; s > 32; s >>= 1) {
         if (tid < s)
             sdata[tid] += sdata[tid + s]; // reads [s, 2s), writes [0, s): no overlap
