@@ -122,11 +122,13 @@ sass() {
     *) nn="" ;;
     esac
     files=$(ls results/sass-lesson"$nn"-sm_90.txt results/sass-lesson"$nn"-*-sm_90.txt 2>/dev/null)
-    echo "cuobjdump not found: it comes with the CUDA toolkit, in the bin/ folder beside nvcc (package cuda-cuobjdump)," >&2
+    echo "cuobjdump not found: it comes with the CUDA toolkit, in the bin/ folder beside nvcc (NVIDIA's apt package cuda-cuobjdump-X-Y, e.g. cuda-cuobjdump-13-0)," >&2
+    archnote=""
+    case " ${archs:-90} " in *" 90 "*) ;; *) archnote="(Your build is for sm_$archs: its code may differ.)" ;; esac
     case $name in lab_[0-9][0-9]_*) # a lab program's own listing, where results/ ships one (lab_04_padding: sass-lab04-padding)
         own=results/sass-lab$nn-$(echo "$name" | cut -c8- | tr _ -)-sm_90.txt
         if [ -f "$own" ]; then
-            echo "so $out was not made. Below instead: $name's SASS for sm_90 as results/ ships it." >&2
+            echo "so $out was not made. Below instead: $name's SASS for sm_90 as results/ ships it.${archnote:+ $archnote}" >&2
             shipped_sass "$own"
             return 2
         fi ;;
@@ -136,7 +138,7 @@ sass() {
         echo "so $out was not made, and results/ ships no SASS of lesson ${nn:-$name}: only of lessons $have(results/sass-lessonNN-sm_90.txt)." >&2
         return 2
     fi
-    echo "so $out was not made. Below instead: lesson $nn's SASS for sm_90 as results/ ships it." >&2
+    echo "so $out was not made. Below instead: lesson $nn's SASS for sm_90 as results/ ships it.${archnote:+ $archnote}" >&2
     case $name in lesson*) ;; *) echo "(lesson $nn's kernels: $name's own may differ)" ;; esac
     shipped_sass "$files"
     return 2
