@@ -256,7 +256,7 @@ __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, 
 
 // The fixed finish: lesson 11's launcher with its second launch gone (the last
 // block adds the partials). Its grid is lesson 11's one wave, from n and the GPU
-// only: each block waits for count_done's answer before it can exit.
+// only: each block waits for count_done's answer, holding its slot (lab 12).
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { // the sum of nothing is 0; nothing to launch
