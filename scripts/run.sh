@@ -67,7 +67,14 @@ OUT=${OUT:-runs}
 
 scratch_dir run
 
-# One check before eighteen runs: is there a GPU at all?
+# Two checks before eighteen runs: is N a size (the lessons parse it before
+# they touch the GPU), and is there a GPU at all?
+for b in "$@"; do
+    [ -x "$BIN/$b" ] || continue
+    "$BIN/$b" -n "$n" -h >/dev/null 2>"$tmp/nerr"
+    [ $? -ne 2 ] || { echo "make run: N=$n is not a size: $(sed 's/^[^:]*: //' "$tmp/nerr" | head -n 1)" >&2; exit 2; }
+    break
+done
 preflight_first "make run" "$@" || exit 1
 
 : >"$tmp/all"

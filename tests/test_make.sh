@@ -220,7 +220,7 @@ EOF
 stand_in() {
     cat >"$F/$1" <<EOF
 #!/bin/sh
-case "\$*" in *"-n 1 --check"*) exit 0 ;; esac
+case "\$*" in *"-n 1 --check"*) exit 0 ;; *"-n foo"*) echo "\$0: not a count of elements: -n foo" >&2; exit 2 ;; esac
 n=67108864; case "\$*" in *"-n "*) ;; *) n=1048576 ;; esac
 echo "$2,$3,Stand-in GPU,\$n,4,100,\$((n / 1000)),1,2,3.0,4.0,1,1,0,$4"
 exit $5
@@ -236,6 +236,9 @@ for SH in $SHELLS; do
     s=$(basename "$SH")
     expect "[$s] make run without a GPU: one message, exit 1" 1 'no usable GPU' env BIN="$T/ng" OUT="$T/out-ng" "$SH" scripts/run.sh 2^26 lesson01 lesson02
     if [ "$(grep -c 'no usable GPU' "$T/out")" -eq 1 ] && [ ! -e "$T/out-ng" ]; then ok "[$s] ... and nothing else run or written"; else notok "[$s] make run without a GPU said more" "$(cat "$T/out")"; fi
+    expect "[$s] make run N=foo: refused in one line before anything runs" 2 '^make run: N=foo is not a size: not a count' \
+        env BIN="$F" OUT="$T/runs-foo-$s" "$SH" scripts/run.sh foo lesson01 lesson02 lesson03
+    if [ "$(wc -l <"$T/out")" -eq 1 ] && [ ! -e "$T/runs-foo-$s" ]; then ok "[$s] ... and nothing written"; else notok "[$s] make run N=foo said more or wrote" "$(cat "$T/out")"; fi
     expect "[$s] make run flags a FAIL row of a binary that exited 0" 1 '^1 lesson failed: lesson02' \
         env BIN="$F" OUT="$T/runs-$s" "$SH" scripts/run.sh 2^26 lesson01 lesson02 lesson03
     if grep -q '^03_tree .* - .*PASS' "$T/runs-$s/run-stand-in-gpu.txt" 2>/dev/null; then
