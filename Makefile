@@ -248,7 +248,10 @@ $(foreach b,$(ALIASED),$(eval $(call alias_rule,$(b))))
 # ---- running ----------------------------------------------------------------
 # Every lesson in order (lesson 01 at its own, smaller default n; the others at
 # N): the staircase, in $(RESULTS)/run-<gpu>.csv and .txt.
-run: lessons
+# The first lesson is built and asked first (is N a size, is there a GPU), then the rest.
+run: $(call out,$(firstword $(LESSONS)))
+	@BIN="$(BUILDDIR)" sh scripts/run.sh --preflight "$(N)" $(firstword $(LESSONS))
+	@$(MAKE) --no-print-directory lessons
 	@NCCL_NVLS_ENABLE=0 BIN="$(BUILDDIR)" OUT="$(RESULTS)" sh scripts/run.sh "$(N)" $(LESSONS)
 
 # Size sweep 2^10..2^30 of lessons 09-15, L2 flushed both ways (dirty, clean):

@@ -6,6 +6,8 @@
 #   Environment: BIN (folder of the binaries, default .), OUT (default runs).
 #   Writes OUT/run-<gpu>.csv (every line) and OUT/run-<gpu>.txt (the table).
 # sh scripts/run.sh --table FILE.csv [DATE] prints the table of an earlier run.
+# sh scripts/run.sh --preflight N lesson01: only the two checks below (make run
+# makes them with lesson 01 alone built, before it builds the rest).
 . "$(dirname "$0")/common.sh"
 
 # Lessons that run at their own default n instead of N.
@@ -59,7 +61,9 @@ if [ "${1:-}" = "--table" ]; then
     table "$2" "$(sed -n 2p "$2" | cut -d, -f3)" "${3:-$(date -u -r "$2" +%Y-%m-%d 2>/dev/null || echo "date unknown")}"
     exit
 fi
-[ $# -ge 2 ] || { echo "usage: sh scripts/run.sh N lesson01 lesson02 ..." >&2; exit 2; }
+only_checks=""
+[ "${1:-}" = "--preflight" ] && { only_checks=yes; shift; }
+[ $# -ge 2 ] || { echo "usage: sh scripts/run.sh [--preflight] N lesson01 lesson02 ..." >&2; exit 2; }
 n=$1
 shift
 BIN=${BIN:-.}
@@ -76,6 +80,7 @@ for b in "$@"; do
     break
 done
 preflight_first "make run" "$@" || exit 1
+[ -z "$only_checks" ] || exit 0
 
 : >"$tmp/all"
 nfail=0 failed="" nskip=0
