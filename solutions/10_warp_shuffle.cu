@@ -5,9 +5,10 @@
  * is a multiple of 32, and FULL_MASK in every shuffle. A block of 100
  * threads has three full warps and a fourth of 4 lanes; lanes 4..31 of that
  * warp do not exist. A shuffle's mask (the lanes that take part) must name
- * only lanes that exist, and every lane must read from a lane its mask
- * names: a value read from any other lane is undefined, even one that is
- * then thrown away. Write block_sum() for every blockDim.x from 1 to 1024:
+ * only lanes that exist and call it, and every lane must read from a lane
+ * its mask names: a value read from any other lane is undefined, even one
+ * that is then thrown away (NVIDIA's CUDA C++ Guidelines for robust and
+ * safety-critical programming, rules 2.1 and 2.3). Write block_sum() for every blockDim.x from 1 to 1024:
  * each warp adds its own lanes with shuffles, one shared slot per warp,
  * warp 0 adds the slots with shuffles. No shared-memory tree. (-b takes a
  * power of two, 32 to 1024, as everywhere; the other block sizes are the

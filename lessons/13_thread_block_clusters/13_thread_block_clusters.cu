@@ -68,8 +68,8 @@ static unsigned int *g_retired;  // the blocks-done counter, zeroed by run befor
 static int g_cluster, g_cluster_blocks; // blocks per cluster, and blocks of such clusters that fit at once
 
 // The fixed finish: lesson 11's launcher with its second launch gone (the last
-// block adds the partials). Both finishes take lesson 11's grid, from n and
-// the GPU only, never from timing.
+// block adds the partials). Both finishes take lesson 11's grid (the clusters
+// cut to whole clusters that fit), from n and the GPU only, never from timing.
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { // the sum of nothing is 0; nothing to launch
@@ -114,7 +114,7 @@ static int run(Options opt)
 {
     Input in = make_input(&opt); // also reads the SM count into g_dev
     require_sm90();              // older GPU: prints SKIP and exits 0
-    // One grid for both finishes, so that they read alike: the fixed kernel's.
+    // The fixed kernel's wave for both finishes, so that they read alike.
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_kernel, BLOCK_SIZE, 0));
     if (per_sm < 1) per_sm = 1;
