@@ -18,8 +18,8 @@
  *
  * Lines (one per check, for each size and input: its name, n, time or "check
  * only", PASS or FAIL): "argmin" on the default input (ints have many
- * ties), "argmin_nan" (NaNs planted so that the first one is met LAST by the
- * combine order) and "argmin_ties" (the same with copies of a new minimum).
+ * ties), "argmin_nan" (NaNs planted so that the first one is met after
+ * thread 0's in the tree) and "argmin_ties" (the same with copies of a new minimum).
  * The reference is an exact host scan.
  */
 #include "harness.h"
