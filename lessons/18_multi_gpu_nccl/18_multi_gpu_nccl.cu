@@ -88,7 +88,7 @@ static void shard(const Options *opt, int d, int g)
     make_shard(opt, d, (size_t)d * q + ((size_t)d < rem ? (size_t)d : rem), q + ((size_t)d < rem ? 1 : 0));
 }
 
-// "Ngpu_nccl": every GPU reduces its shard, then one all-reduce of g floats.
+// "Ngpu_nccl": every GPU reduces its shard, then one all-reduce of its float.
 static void sharded_work(void *)
 {
     for (int d = 0; d < g_ngpu; d++) {
