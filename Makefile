@@ -315,7 +315,7 @@ $(eval $(call no_such_rule,lab_,lab programs,$(LABS)))
 
 help:
 	@echo "Build (binaries land here, or in BUILDDIR):"
-	@echo "  make                 every lesson, exercise and solution, one job per core (make -j1: one at a time)"
+	@echo "  make                 every lesson, exercise, solution and lab program, one job per core (make -j1: one at a time)"
 	@echo "  make lessonNN        one lesson, then ./lessonNN -h for its options (lessons: $(LESSONS:lesson%=%);"
 	@echo "                       make lesson4 is make lesson04, and so for exercise4, solution4)"
 	@echo "  make exerciseNN      your attempt at an exercise (exercises: $(EXERCISES:exercise%=%))"
