@@ -148,6 +148,12 @@ if [ "$(wc -l <"$T/out")" -eq 1 ] && ! grep -q 'gencode' "$T/out"; then ok "... 
 expect "ARCH=\"90 120\" with CUDA 12.4: Blackwell needs CUDA 12.8" 2 'ARCH=120: CUDA 12\.4 .*builds for 50 .* 90 \(Blackwell.*12\.8 or newer\)' \
     $MK -n NVCC="$T/nvcc-12.4" ARCH="90 120" BUILDDIR="$T/b" lesson04
 expect "ARCH=90a passes that check as 90" 0 'arch=compute_90a,code=sm_90a' $MK -n NVCC="$T/nvcc-12.4" ARCH=90a BUILDDIR="$T/b" lesson04
+expect "ARCH=100f, a family target, passes it as 100" 0 'arch=compute_100f,code=sm_100f' $MK -n NVCC="$T/nvcc-13.0" ARCH=100f BUILDDIR="$T/b" lesson04
+# Names and values that do not exist: one line that says what does.
+expect "make lesson99 names the lessons there are" 2 'there is no lesson99: the lessons are 01 to 18' $MK NVCC="$T/nvcc-13.0" ARCH=90 BUILDDIR="$T/b" lesson99
+expect "make exercise01 names the exercises there are" 2 'there is no exercise01: the exercises are 02 to 18' $MK NVCC="$T/nvcc-13.0" ARCH=90 BUILDDIR="$T/b" exercise01
+expect "DEBUG=yes is refused, saying DEBUG=1" 2 'DEBUG=yes: give DEBUG=1' $MK -n NVCC="$T/nvcc-13.0" ARCH=90 BUILDDIR="$T/b" DEBUG=yes lesson04
+expect "a NCCL_HOME without nccl.h is refused" 2 'NCCL_HOME=/nonexistent holds no include/nccl.h' $MK -n NVCC="$T/nvcc-13.0" ARCH=90 BUILDDIR="$T/b" NCCL_HOME=/nonexistent lesson04
 expect "ARCH=\"75 100 120\" with CUDA 12.8" 0 'code=sm_75 .*code=sm_100 .*code=sm_120' $MK -n NVCC="$T/nvcc-12.8" ARCH="75 100 120" BUILDDIR="$T/b" lesson04
 
 # One-digit aliases: make lesson4 is make lesson04.
