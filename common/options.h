@@ -111,7 +111,7 @@ static inline void harness_usage(FILE *f, const LessonInfo *info)
             "  -r R             timed repetitions (default: adaptive, %d..%d, about %.0f s of timing)\n"
             "  -s SEED          input seed, decimal (default %llu)\n"
             "  -d ints|uniform  input: odd integers in [-15,15] (exact sum) or uniform in [-1,1)\n"
-            "  --offset K       start the input K floats past an aligned address (0..%d)\n"
+            "  --offset K       start the input K elements past an aligned address (0..%d)\n"
             "  --csv            the timings as CSV lines, not a table; --csv-header adds the header line\n"
             "  --check          one checked run, no timing\n"
             "  --flush dirty|clean  between timed repetitions, empty L2 by writing a buffer of twice\n"

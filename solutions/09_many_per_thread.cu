@@ -2,15 +2,17 @@
  * Exercise 09: the grid-stride loop with four independent accumulators.
  *
  * In lesson 09 each thread's loop adds into one register, so every add waits
- * for the one before it. Here the loop is the plain grid-stride form, one
- * element a round. Write it so that each round takes four elements, first,
- * first + stride, first + 2*stride and first + 3*stride, into four separate
- * sums, then takes the rest one at a time; add the four sums at the end.
- * Four independent loads per round can all be in flight at once (lesson 11
- * builds on this). It must stay correct for any n (the tail!) and any grid,
- * with size_t indices. Then measure it against lesson 09: the compiler may
- * already have unrolled lesson 09's loop (look at the SASS), so whether this
- * gains anything is for the measurement to say.
+ * for the one before it. Here a thread visits its elements the plain
+ * grid-stride way, one per stride (stride = gridDim.x * BLOCK_SIZE, not lesson
+ * 09's pair). Write the loop so that each round takes four elements, i,
+ * i + stride, i + 2*stride and i + 3*stride (i = first in the first round),
+ * into four separate sums, then takes the rest one at a time; add the four
+ * sums at the end. Four independent chains of adds let the compiler issue
+ * four loads before the first add (lesson 11 builds on this). It must stay
+ * correct for any n (the tail!) and any grid, with size_t indices. Then
+ * measure it against lesson 09, whose loop issues two loads a round
+ * (results/sass-lesson09-sm_90.txt): whether four gain anything is for the
+ * measurement to say.
  *
  *     make exercise09 && ./exercise09     # FAILs until the TODO is done
  *     make check E=09                     # every size and input; then the GB/s beside lesson 09's
