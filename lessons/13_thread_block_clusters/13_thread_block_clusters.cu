@@ -76,8 +76,8 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
         CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
         return;
     }
-    // A full GPU's worth of blocks, but none that would find no tile at all
-    // (one round of TILE float4s, 4 * TILE floats; n = 1000 gets 1 block).
+    // A full GPU's worth of blocks, at most one per 4 * TILE floats of n (a round
+    // of TILE float4s): n = 1000 gets 1 block; at n = 4097 the second reads nothing.
     size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
     int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
     reduce_fixed_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch

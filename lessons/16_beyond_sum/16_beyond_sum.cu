@@ -23,8 +23,8 @@ __device__ unsigned int count_done(unsigned int *retired, unsigned int m); // le
 
 // ---- the pattern: a state type, identity, element, combine, absorb ----------
 // combine must be associative and symmetric: the tree meets elements in no
-// fixed order. One State holds every op's fields; each op touches only its
-// own, so after inlining each kernel keeps only those (CUB gets each op's own).
+// fixed order. One State holds every op's fields; each op computes only its
+// own, though its stores copy the whole State (CUB gets each op's own type).
 enum { OP_MAX, OP_MIN, OP_ARGMAX, OP_MEANVAR, OP_SOFTMAX, OP_NAIVE, NUM_OPS };
 typedef struct { float n, mean, m2; } MeanVar; // Welford: count, mean, M2 = sum of (x - mean)^2
 typedef struct { float m, s; } MaxSum;         // online softmax: max m, s = sum of exp(x - m)

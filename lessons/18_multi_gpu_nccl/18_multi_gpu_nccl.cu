@@ -69,8 +69,8 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out, const Gpu *gp,
         CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), stream));
         return;
     }
-    // A full GPU's worth of blocks, but none that would find no tile at all
-    // (one round of TILE float4s, 4 * TILE floats; n = 1000 gets 1 block).
+    // A full GPU's worth of blocks, at most one per 4 * TILE floats of n (a round
+    // of TILE float4s): n = 1000 gets 1 block; at n = 4097 the second reads nothing.
     size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
     int blocks = wanted < (size_t)gp->max_blocks ? (int)wanted : gp->max_blocks;
     reduce_fixed_kernel<<<blocks, BLOCK_SIZE, 0, stream>>>(d_in, n, gp->partials, gp->retired, d_out);
