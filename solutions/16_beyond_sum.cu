@@ -142,7 +142,9 @@ static ArgState host_argmin(const float *h, size_t n)
     ArgState best = arg_state(INFINITY, NO_INDEX);
     for (size_t i = 0; i < n; i++) {
         if (isnan(h[i])) return arg_state(h[i], (long long)i); // the first NaN decides
-        if (h[i] < best.v) best = arg_state(h[i], (long long)i); // strict <: the first of equal minima stays
+        // strict <: the first of equal minima stays; an element always beats
+        // the identity, so an all-+inf input gets index 0, not NO_INDEX
+        if (h[i] < best.v || best.i == NO_INDEX) best = arg_state(h[i], (long long)i);
     }
     return best;
 }
