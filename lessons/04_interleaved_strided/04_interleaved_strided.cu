@@ -1,7 +1,7 @@
 /*
  * Lesson 04: the same tree, with the working threads packed together.
  *
- * What changed since lesson 03: one line of the loop. At step s, thread tid
+ * What changed since lesson 03: the body of the loop. At step s, thread tid
  * now works on slot index = 2*s*tid, so the working threads are 0, 1, 2, ...
  * (the first blockDim.x / (2*s) of them) instead of every (2*s)-th thread,
  * and the `%` is gone. The compiler still predicates the `if` body, so every

@@ -23,7 +23,7 @@
 #define GROUP_BYTES 128    // narrow rows: bytes a lane loads before adding (results/tune-lesson17-nvidia-h200.txt)
 #define GROUP_MAX_SLOTS 32 // narrow rows: at most this many loads, one a lane (results/tune-lesson17-nvidia-h200.txt)
 #define UNROLL 8           // medium, long rows: float4s in flight a thread (results/tune-lesson17-nvidia-h200.txt)
-#define WARP_MAX_COLS 2048 // medium rows: up to this many floats, a warp each (results/tune-lesson17-nvidia-h200.txt: 4096 slower; 1001-2047 untimed)
+#define WARP_MAX_COLS 2048 // medium rows: up to this many floats, a warp each (results/tune-lesson17-nvidia-h200.txt: 4096 slower; no timed row has 1025-2048 floats)
 #define STREAM_BELOW_L2 2  // up to this x L2: evict-first __ldcs, else __ldg (measured on lesson 12's loop, which keeps __ldg: results/tune-lesson12-nvidia-h200.txt)
 #define FULL_MASK 0xffffffffu // all 32 lanes take part in every shuffle below
 static_assert(GROUP_BYTES % 16 == 0 && GROUP_BYTES >= 16 && GROUP_MAX_SLOTS <= 32, "GROUP_BYTES / 16, slots <= 32");
