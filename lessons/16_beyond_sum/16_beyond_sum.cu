@@ -220,8 +220,8 @@ __device__ __forceinline__ State block_combine(int op, State t)
     return t;
 }
 
-// Lesson 12's loads with the combine as a parameter: scalar head up to the first
-// 16-byte boundary, float4 body with UNROLL loads in flight, scalar tail.
+// Lesson 15's loads with the combine as a parameter: scalar head up to the first
+// 16-byte boundary, float4 body grid-strided with UNROLL loads in flight, scalar tail.
 __device__ __forceinline__ State thread_reduce(int op, const float *in, size_t n)
 {
     size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x, threads = (size_t)gridDim.x * blockDim.x;
