@@ -23,8 +23,8 @@
  *                of lab 12 tiles' tables), all loads issued before any add,
  *                one block per tile
  *   fixed_dynC   one wave (lesson 12's 4 blocks an SM); the float4 body is
- *                cut into chunks of C lesson-12 tiles, and a block that
- *                finishes a chunk takes the next one from a ticket counter.
+ *                cut into chunks of C lesson-12 tiles; at the start of each
+ *                chunk a block asks a ticket counter for its next one.
  *                Each chunk's sum has a fixed order
  *                (thread t: float4s t, t + BLOCK_SIZE, ..., then block_sum)
  *                and goes to partials[chunk]; the last block adds the chunk
