@@ -387,7 +387,7 @@ done
 [ $found = 1 ] || echo "no results CSVs in $* yet: make run (or make bench) first"
 for dir in "$@"; do # a folder of your runs with none in it yet: say so
     [ "$dir" != results ] || continue
-    ls "$dir"/run-*.csv "$dir"/bench-*.csv >/dev/null 2>&1 ||
+    ls "$dir"/run-*.csv >/dev/null 2>&1 || ls "$dir"/bench-*.csv >/dev/null 2>&1 ||
         echo "no runs of yours in $dir/ yet: make run and make bench write them there, beside results/ in the charts"
 done
 exit 0

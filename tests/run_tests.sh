@@ -93,6 +93,15 @@ if want host; then
     else
         bad "make plot: wrong on a scratch results/ (a good CSV and a stray one)" "$(cat "$P/out.txt"; ls -la "$P/results")"
     fi
+    # make plot after make run alone (a run CSV of yours, no bench yet): it draws it
+    # and must not say that runs/ is empty
+    mkdir -p "$P/runs" && cp "$P/results/run-test-gpu.csv" "$P/runs/run-test-gpu.csv"
+    if (cd "$P" && ulimit -f 10240 && timeout 60 sh "$root/scripts/plot.sh" results runs) >"$P/out2.txt" 2>&1 &&
+        [ -s "$P/runs/run-test-gpu.svg" ] && ! grep -q "no runs of yours" "$P/out2.txt"; then
+        ok "make plot with only make run's CSV in runs/ draws it and does not call runs/ empty"
+    else
+        bad "make plot with only a run CSV in runs/" "$(cat "$P/out2.txt"; ls -la "$P/runs")"
+    fi
     # make diff/profile/check, ARCH and the nvcc checks, make run/bench's pre-flight
     # and failure report, the charts' XML: under POSIX sh, no GPU needed
     sh tests/test_make.sh >"$LOG/test_make.log" 2>&1
