@@ -257,13 +257,14 @@ static void run_job(const Options *opt, const char *variant, Job *job, const Ref
         check_state(job->op, g, ref, depth, &r);
     }
     report_result(opt, &r);
-    if (!r.pass && job->op == OP_ARGMAX) printf("    argmax index: got %lld, expected %lld\n", g.i, ref->argmax_i);
+    FILE *detail = opt->csv ? stderr : stdout; // --csv: CSV lines only on stdout
+    if (!r.pass && job->op == OP_ARGMAX) fprintf(detail, "    argmax index: got %lld, expected %lld\n", g.i, ref->argmax_i);
     if (!r.pass && job->op == OP_MEANVAR) {
         welford_tols(ref, job->n, depth[0], depth[1], &mean_tol);
-        printf("    mean: got %.9g, expected %.17g (tol %.3g); count: got %.0f, expected %zu\n", (double)g.w.mean,
-               ref->mean, mean_tol, (double)g.w.n, job->n);
+        fprintf(detail, "    mean: got %.9g, expected %.17g (tol %.3g); count: got %.0f, expected %zu\n",
+                (double)g.w.mean, ref->mean, mean_tol, (double)g.w.n, job->n);
     }
-    if (!r.pass && job->op == OP_SOFTMAX) printf("    m: got %.9g, expected %.9g\n", (double)g.p.m, ref->m);
+    if (!r.pass && job->op == OP_SOFTMAX) fprintf(detail, "    m: got %.9g, expected %.9g\n", (double)g.p.m, ref->m);
 }
 
 // Every op on the input, ours then CUB's, each checked and timed (CUB's
@@ -382,7 +383,7 @@ static void edge_tests(const Options *opt, const Input *in, float *d_x, float *h
         check_state(OP_ARGMAX, g, &want, NULL, &r);
     }
     report_result(opt, &r);
-    if (!r.pass) printf("    argmax index: got %lld, expected %lld\n", g.i, want.argmax_i);
+    if (!r.pass) fprintf(opt->csv ? stderr : stdout, "    argmax index: got %lld, expected %lld\n", g.i, want.argmax_i);
 
     if (n) CUDA_CHECK(cudaMemcpy(h, in->d_in, n * sizeof(float), cudaMemcpyDeviceToHost)); // the input again
     for (size_t i = 0; i < n; i++) h[i] += SHIFT; // the same data with a large mean (rounded to float)

@@ -350,6 +350,10 @@ static inline int parse_options_r(int argc, char **argv, Options *opt, const Les
         snprintf(err, errlen, "-m ROWS and -k COLS go together");
         return 2;
     }
+    if (got_m && opt->have_n) {
+        snprintf(err, errlen, "give -n N or -m ROWS -k COLS, not both (-h lists the options)");
+        return 2;
+    }
     if (got_m && opt->rows && opt->cols > (SIZE_MAX / sizeof(float) - ((size_t)1 << 20)) / opt->rows) {
         snprintf(err, errlen, "too large a matrix: -m %zu -k %zu", opt->rows, opt->cols);
         return 2;

@@ -106,7 +106,7 @@ static inline void host_check_free(HostCheck *c)
 
 // Every row must pass the harness rule (ints: equal; uniform: within 1e-5 of
 // its sum |x|). The line shows the worst row (relative to its tolerance).
-static inline void check_rows(const float *d_out, Shape s, HostCheck *c, Report *r)
+static inline void check_rows(const float *d_out, Shape s, HostCheck *c, Report *r, int csv)
 {
     double worst = -1.0;
     size_t bad = 0;
@@ -133,7 +133,7 @@ static inline void check_rows(const float *d_out, Shape s, HostCheck *c, Report 
     }
     if (bad) {
         r->pass = 0;
-        printf("    %zu of %zu rows wrong\n", bad, s.rows);
+        fprintf(csv ? stderr : stdout, "    %zu of %zu rows wrong\n", bad, s.rows); // --csv: CSV lines only
     }
 }
 
@@ -165,10 +165,10 @@ static inline int run_rows(const Options *opt, HostCheck *c, const char *prefix,
     rows_poison(&j);
     rows_work(&j);
     CUDA_CHECK(cudaDeviceSynchronize());
-    check_rows(d_out, s, c, &r);
+    check_rows(d_out, s, c, &r, opt->csv);
     if (!opt->check_only && r.pass) {
         time_work(opt, rows_poison, rows_work, &j, &r);
-        check_rows(d_out, s, c, &r); // the last timed run
+        check_rows(d_out, s, c, &r, opt->csv); // the last timed run
     }
     return report_result(opt, &r);
 }

@@ -120,8 +120,10 @@ static void test_parse_options(void)
     CHECK(parse_line("-m 1000 -k 2^10", &o, &runtime_info) == 0 && o.have_shape && o.rows == 1000 && o.cols == 1024 &&
               !o.have_n,
           "options: -m/-k give a shape where taken");
-    CHECK(parse_line("-m 0 -k 5 -n 7", &o, &runtime_info) == 0 && o.have_shape && o.rows == 0 && o.have_n,
-          "options: a 0-row shape and -n noted");
+    CHECK(parse_line("-m 0 -k 5", &o, &runtime_info) == 0 && o.have_shape && o.rows == 0 && !o.have_n,
+          "options: a 0-row shape taken");
+    CHECK(parse_line("-m 2 -k 3 -n 5", &o, &runtime_info) == 2 && strstr(g_err, "not both"),
+          "options: -n beside -m/-k refused, not silently ignored");
     CHECK(parse_line("-m 4", &o, &runtime_info) == 2, "options: -m without -k rejected");
     CHECK(parse_line("-m x -k 4", &o, &runtime_info) == 2, "options: -m not a count rejected");
     CHECK(parse_line("-m 2^40 -k 2^40", &o, &runtime_info) == 2, "options: too large a shape rejected");
