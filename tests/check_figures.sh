@@ -1,5 +1,5 @@
 #!/bin/sh
-# Every decimal figure in a markdown table of README.md or a lesson's notes.md
+# Every decimal figure in a markdown table of README.md, a lesson's notes.md or a lab page
 # must be found in a file under results/: the same digits, or a value there
 # that rounds to it. Code cells and exponents (2^26) are not figures.
 # Prints the count and each figure not found; exit 1 if any.
@@ -35,7 +35,7 @@ BEGIN {
     }
 }
 END { printf "table figures: %d, not found under results/: %d\n", total, bad; exit bad > 0 }
-' README.md lessons/[0-9][0-9]_*/notes.md
+' README.md lessons/[0-9][0-9]_*/notes.md lab/*.md
 rc=$?
 rm -f "${TMPDIR:-/tmp}/figs.$$"
 exit $rc

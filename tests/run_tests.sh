@@ -231,7 +231,7 @@ if want host; then
     else
         bad "code checksums differ between the C locale and $loc (scripts/code_hash.sh must sort in LC_ALL=C)"
     fi
-    # Every decimal figure in a README or notes table, generated or typed, is in a results/ file.
+    # Every decimal figure in a README, notes or lab table, generated or typed, is in a results/ file.
     if out=$(sh tests/check_figures.sh 2>&1); then
         ok "$(tail -n 1 <<<"$out")"
     else
