@@ -7,10 +7,11 @@
  * is zeroed first, inside the launcher, so the timing includes it.
  *
  * The flaw: every one of the n atomics goes to the same address, where the L2
- * applies them one after another (each needs the previous total), so the whole
- * chip waits on that one address; and since the order of the float additions changes
- * from run to run, so do the last bits of a float result. Lesson 03 adds up
- * each block's elements inside the block first, in shared memory.
+ * applies them one after another (each needs the previous total), so the
+ * whole chip waits on that one address; and since the order of the float
+ * additions changes from run to run, so do the last bits of a float result.
+ * Lesson 03 adds up each block's elements inside the block first, in shared
+ * memory.
  *
  *     make lesson02 && ./lesson02              # default n = 2^26, -b 256
  *     ./lesson02 -d uniform --check --csv      # run it a few times: watch the result
