@@ -6,10 +6,11 @@
  * thread adds its element straight into the result with atomicAdd. The result
  * is zeroed first, inside the launcher, so the timing includes it.
  *
- * The flaw: every one of the n atomics goes to the same address, where the L2
- * applies them one after another (each needs the previous total), so the
- * whole chip waits on that one address; and since the order of the float
- * additions changes from run to run, so do the last bits of a float result.
+ * The flaw: every one of the n atomics goes to the same address in the L2,
+ * and the notes' model has the L2 apply them one after another (each needs the
+ * previous total), so that the whole chip waits on that one address; and since
+ * the order of the float additions changes from run to run, so do the last
+ * bits of a float result.
  * Lesson 03 adds up each block's elements inside the block first, in shared
  * memory.
  *
