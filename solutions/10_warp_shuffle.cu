@@ -8,11 +8,11 @@
  * only lanes that exist and call it, and every lane must read from a lane
  * its mask names: a value read from any other lane is undefined, even one
  * that is then thrown away (NVIDIA's CUDA C++ Guidelines for robust and
- * safety-critical programming, rules 2.1 and 2.3). Write block_sum() for every blockDim.x from 1 to 1024:
- * each warp adds its own lanes with shuffles, one shared slot per warp,
- * warp 0 adds the slots with shuffles. No shared-memory tree. (-b takes a
- * power of two, 32 to 1024, as everywhere; the other block sizes are the
- * fixed lines below.)
+ * safety-critical programming, rules 2.1 and 2.3). Write block_sum() for
+ * every blockDim.x from 1 to 1024: each warp adds its own lanes with
+ * shuffles, one shared slot per warp, warp 0 adds the slots with shuffles.
+ * No shared-memory tree. (-b takes a power of two, 32 to 1024, as
+ * everywhere; the other block sizes are the fixed lines below.)
  *
  * Lines (one per check, for each size and input: its name, n, time or "check
  * only", PASS or FAIL): "shfl" at the -b block size (default 256; timed

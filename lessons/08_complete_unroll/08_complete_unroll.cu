@@ -6,8 +6,8 @@
  * for word. But its start, BLOCK_SIZE / 2, is now known to the compiler, so
  * the loop has a constant trip count (two steps for 256 threads), and the
  * compiler writes it out step by step: no counter, no shift, no compare of s
- * and no branch back are left (notes.md shows the SASS). Shared memory becomes a
- * static array of known size. The warp part is lesson 07's race-free one
+ * and no branch back are left (notes.md shows the SASS). Shared memory
+ * becomes a static array of known size. The warp part is lesson 07's race-free one
  * (the volatile form stays in lesson 07). For another block size, edit
  * BLOCK_SIZE and rebuild; -b must equal it.
  *
