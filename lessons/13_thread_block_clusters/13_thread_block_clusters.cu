@@ -19,8 +19,8 @@ namespace cg = cooperative_groups;
 
 #define BLOCK_SIZE 512 // threads per block, a multiple of 32: at 2^30 it beat 256 and 1024, by under 1%
                        // (lesson 12's kernel, an earlier build: results/tune-lesson12-nvidia-h200.txt)
-#define UNROLL 2       // float4 loads each thread issues before adding any: 1 is slower from
-                       // 2^24 up, 4 within 2% of 2 on an H100 (lab/12_unroll_fences.md)
+#define UNROLL 8       // float4 loads in flight per thread, lesson 12's (lesson 11: 2; lesson 12's notes)
+#define MIN_BLOCKS 2   // __launch_bounds__: ptxas may use 64 registers a thread, so all UNROLL loads fit
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per round
 #define FULL_MASK 0xffffffffu // all 32 lanes take part in every shuffle below
@@ -39,7 +39,7 @@ static __global__ void reduce_fixed_kernel(const float *in, size_t n, float *par
 // (a) cluster: any grid of BLOCK_SIZE-thread blocks in clusters, reading in[0..n)
 // once; rank 0 of each cluster adds its blocks' sums into *out (0 before the
 // launch). sm_90 code only: older targets build an empty body, never launched.
-__global__ void reduce_cluster_kernel(const float *in, size_t n, float *out)
+__global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_cluster_kernel(const float *in, size_t n, float *out)
 {
 #if __CUDA_ARCH__ >= 900
     __shared__ float block_total; // this block's sum, read by rank 0 of its cluster
@@ -77,7 +77,7 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
         return;
     }
     // A full GPU's worth of blocks, at most one per 4 * TILE floats of n (a round
-    // of TILE float4s): n = 1000 gets 1 block; at n = 4097 the second reads nothing.
+    // of TILE float4s): n = 1000 gets 1 block; at n = 16385 the second reads nothing.
     size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
     int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
     reduce_fixed_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch
@@ -231,7 +231,7 @@ __device__ unsigned int count_done(unsigned int *retired, unsigned int m)
 // (b) fixed: any grid of BLOCK_SIZE-thread blocks; each stores its sum in
 // partials[blockIdx.x], and the last to count itself adds them in index order
 // into *out. *retired must be 0 before the first launch; each launch leaves it 0.
-__global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out)
+__global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out)
 {
     __shared__ bool last; // is this block the last one to count itself?
     float v = block_sum(thread_sum(in, n)); // every thread calls block_sum

@@ -24,8 +24,8 @@
 
 #define BLOCK_SIZE 512 // threads per block, a multiple of 32: at 2^30 it beat 256 and 1024, by under 1%
                        // (lesson 12's kernel, an earlier build: results/tune-lesson12-nvidia-h200.txt)
-#define UNROLL 2       // float4 loads each thread issues before adding any: 1 is slower from
-                       // 2^24 up, 4 within 2% of 2 on an H100 (lab/12_unroll_fences.md, lab/12_tiles.md)
+#define UNROLL 8       // float4 loads in flight per thread, lesson 12's (lesson 11: 2; lesson 12's notes)
+#define MIN_BLOCKS 2   // __launch_bounds__: ptxas may use 64 registers a thread, so all UNROLL loads fit
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per round
 #define FULL_MASK 0xffffffffu // all 32 lanes take part in every shuffle below
@@ -202,7 +202,7 @@ int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }
 // (a) atomic. Any grid of BLOCK_SIZE-thread blocks; together they read
 // in[0..n) once (thread_sum). Each block adds its sum into *out, which must
 // hold 0 before the launch: one atomicAdd per block.
-__global__ void reduce_atomic_kernel(const float *in, size_t n, float *out)
+__global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_atomic_kernel(const float *in, size_t n, float *out)
 {
     float v = block_sum(thread_sum(in, n)); // every thread calls block_sum
     if (threadIdx.x == 0) atomicAdd(out, v); // one atomic per block, in whatever order blocks finish
@@ -235,7 +235,7 @@ __device__ unsigned int count_done(unsigned int *retired, unsigned int m)
 // block stores its sum in partials[blockIdx.x]; the last block to count itself
 // adds partials[0..gridDim.x) in index order into *out. *retired must be 0
 // before the first launch; each launch leaves it 0.
-__global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out)
+__global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out)
 {
     __shared__ bool last; // is this block the last one to count itself?
     float v = block_sum(thread_sum(in, n)); // every thread calls block_sum
@@ -264,7 +264,7 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
         return;
     }
     // A full GPU's worth of blocks, at most one per 4 * TILE floats of n (a round
-    // of TILE float4s): n = 1000 gets 1 block; at n = 4097 the second reads nothing.
+    // of TILE float4s): n = 1000 gets 1 block; at n = 16385 the second reads nothing.
     size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
     int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
     reduce_fixed_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch
@@ -275,7 +275,7 @@ static void reduce_atomic(const float *d_in, size_t n, float *d_out)
 {
     CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); // the blocks add into it
     if (n == 0) return;
-    // One block per tile, not one wave: no block waits for another (2^30 floats: 262,144 blocks).
+    // One block per tile, not one wave: no block waits for another (2^30 floats: 65,536 blocks).
     size_t blocks = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
     if (blocks > 0x7fffffff) blocks = 0x7fffffff; // gridDim.x's limit; thread_sum loops past it
     reduce_atomic_kernel<<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, d_out);
