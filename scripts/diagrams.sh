@@ -33,14 +33,14 @@ B03=$(info_block "$(src 03)"); B04=$(info_block "$(src 04)"); B05=$(info_block "
 B06=$(info_block "$(src 06)"); B07=$(info_block "$(src 07)")
 B08=$(def "$(src 08)" BLOCK_SIZE); B09=$(def "$(src 09)" BLOCK_SIZE); B10=$(def "$(src 10)" BLOCK_SIZE)
 B11=$(def "$(src 11)" BLOCK_SIZE); U11=$(def "$(src 11)" UNROLL)
-B12=$(def "$(src 12)" BLOCK_SIZE); U12=$(def "$(src 12)" UNROLL)
-B13=$(def "$(src 13)" BLOCK_SIZE)
+B12=$(def "$(src 12)" BLOCK_SIZE); U12=$(def "$(src 12)" UNROLL); M12=$(def "$(src 12)" MIN_BLOCKS)
+B13=$(def "$(src 13)" BLOCK_SIZE); M13=$(def "$(src 13)" MIN_BLOCKS)
 B15=$(info_block "$(src 15)"); U15=$(def "$(src 15)" UNROLL)
 C15=$(def "$(src 15)" CHUNKS_MAX); F15=$(def "$(src 15)" FINISH_LANES)
 B17=$(info_block "$(src 17)"); U17=$(def "$(src 17)" UNROLL); GB17=$(def "$(src 17)" GROUP_BYTES)
 W17=$(def "$(src 17)" WARP_MAX_COLS)
 B18=$(def "$(src 18)" BLOCK_SIZE); U18=$(def "$(src 18)" UNROLL)
-for v in B03 B04 B05 B06 B07 B08 B09 B10 B11 U11 B12 U12 B13 B15 U15 C15 F15 B17 U17 GB17 W17 B18 U18; do
+for v in B03 B04 B05 B06 B07 B08 B09 B10 B11 U11 B12 U12 M12 B13 M13 B15 U15 C15 F15 B17 U17 GB17 W17 B18 U18; do
     eval "need $v \"\$$v\""
 done
 
@@ -587,8 +587,13 @@ function d_last_block(   lv, order, slots, sx, i, k, x, y, cw, n, b, last) {
     box(x, 264, cw, 26, LAST, G - 1 " = gridDim.x - 1: the last block", 12, "#ffffff")
     A(x + 75, 291, x + 75, 303, "dark", 1)
     box(x, 304, cw, 40, LAST, "", 12)
-    T(x + cw / 2, 320, "thread t adds partials[t], [t + " B "], ...", 12, "m", "fill=\"#ffffff\"")
-    T(x + cw / 2, 337, "in index order (t < " G - B ": two)", 12, "m", "fill=\"#ffffff\"")
+    if (G > B) {
+        T(x + cw / 2, 320, "thread t adds partials[t], [t + " B "], ...", 12, "m", "fill=\"#ffffff\"")
+        T(x + cw / 2, 337, "in index order (t < " G - B ": two)", 12, "m", "fill=\"#ffffff\"")
+    } else {
+        T(x + cw / 2, 320, "thread t < " G " loads partials[t],", 12, "m", "fill=\"#ffffff\"")
+        T(x + cw / 2, 337, "then block_sum in a fixed tree", 12, "m", "fill=\"#ffffff\"")
+    }
     A(x + 75, 345, x + 75, 357, "dark", 1)
     box(x, 358, cw, 26, LAST, "block_sum, then *out = the sum", 12, "#ffffff")
     R(20, 286, 480, 62, SOFT, "#bbbbbb", "rx=\"4\"")
@@ -668,7 +673,8 @@ function d_cluster(   c, x0, sw, r, x, y, line, f, n, size, fit, blocks, idle, k
         n++; size[n] = f[1]; fit[n] = f[2]; blocks[n] = f[6]; idle[n] = f[8]
     }
     if (n == 5) {
-        TB(20, y, "At large n, on an H100 or H200 (" G " block slots: 132 SMs x " 2048 / B "; results/lesson13-clusters-<gpu>.txt):")
+        F = FITS; sub(/.*\//, "", F)
+        TB(20, y, "At large n (" G " block slots: 132 SMs x " PER "; results/" F "):")
         T(20, y + 24, "blocks per cluster", 12); T(20, y + 44, "blocks that fit at once", 12); T(20, y + 64, "atomics to *out", 12)
         for (k = 1; k <= 5; k++) {
             T(260 + k * 90, y + 24, size[k], 12, "e"); T(260 + k * 90, y + 44, blocks[k], 12, "e", blocks[k] < G ? "fill=\"" HEX["red"] "\"" : "")
@@ -845,7 +851,7 @@ function d_shards(   g, n, q, rem, d, y, cols, cnt) {
         T(185, y + 29, comma(cnt) " floats", 12, "m", "fill=\"#ffffff\"")
         A(291, y + 17, 313, y + 17, "dark", 1.2)
         box(314, y, 190, 34, IDLE, "", 12)
-        T(409, y + 15, "lesson 12's fixed kernel", 12, "m"); T(409, y + 29, G " blocks x " B, 12, "m")
+        T(409, y + 15, "reduce_fixed_kernel", 12, "m"); T(409, y + 29, G " blocks x " B, 12, "m")
         A(505, y + 17, 527, y + 17, "dark", 1.2)
         box(528, y + 4, 74, 26, SHARED, "part[" d "]", 12)
         A(603, y + 17, 631, y + 17, "dark", 1.2)
@@ -918,9 +924,9 @@ BEGIN {
     if (D == "10x") { d_shuffle(1) }
     if (D == "10b") { B = b; d_block_sum() }
     if (D == "11") { B = b; U = u; d_float4() }
-    if (D == "12") { B = b; G = 132 * int(2048 / b); d_last_block() }
+    if (D == "12") { B = b; PER = m; G = 132 * m; d_last_block() } # m: blocks an SM (MIN_BLOCKS, what the registers allow)
     if (D == "12a") { B = b; G = 67108864 / (4 * b * u); d_atomic() } # one block per tile of b x u float4s, n = 2^26
-    if (D == "13") { B = b; G = 132 * int(2048 / b); d_cluster() }
+    if (D == "13") { B = b; PER = m; G = 132 * m; d_cluster() }
     if (D == "15") { B = b; CMAX = cmax; FL = fl; d_partition() }
     if (D == "15k") { d_kahan() }
     if (D == "17") { B = b; GB = gb; WMAX = w; U2 = u; d_rows() }
@@ -945,9 +951,9 @@ d=$(dir 08); draw 08 "$d/unrolled.svg" -v b="$B08"
 d=$(dir 09); draw 09 "$d/grid_stride.svg" -v b="$B09" -v sms=132
 d=$(dir 10); draw 10 "$d/shuffle_down.svg"; draw 10x "$d/shuffle_xor.svg"; draw 10b "$d/block_sum.svg" -v b="$B10"
 d=$(dir 11); draw 11 "$d/head_body_tail.svg" -v b="$B11" -v u="$U11"
-d=$(dir 12); draw 12 "$d/last_block.svg" -v b="$B12"; draw 12a "$d/atomic.svg" -v b="$B12" -v u="$U12"
+d=$(dir 12); draw 12 "$d/last_block.svg" -v b="$B12" -v m="$M12"; draw 12a "$d/atomic.svg" -v b="$B12" -v u="$U12"
 fits=$(ls results/lesson13-clusters-*.txt 2>/dev/null | head -n 1)
-d=$(dir 13); draw 13 "$d/cluster.svg" -v b="$B13" -v FITS="$fits"
+d=$(dir 13); draw 13 "$d/cluster.svg" -v b="$B13" -v m="$M13" -v FITS="$fits"
 d=$(dir 15); draw 15 "$d/partition.svg" -v b="$B15" -v cmax="$C15" -v fl="$F15"; draw 15k "$d/kahan.svg"
 d=$(dir 17); draw 17 "$d/rows.svg" -v b="$B17" -v gb="$GB17" -v w="$W17" -v u="$U17"
 d=$(dir 18); draw 18 "$d/shards.svg" -v b="$B18"; draw 18r "$d/ring.svg"

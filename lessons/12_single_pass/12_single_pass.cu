@@ -2,8 +2,10 @@
  * Lesson 12: one launch per reduction, two ways to finish it.
  *
  * What changed since lesson 11: the finish, and with it the atomic finish's
- * grid. Each block sums its share
- * as in lesson 11; then, in the same launch, the blocks' sums meet:
+ * grid and the loads in flight. Each block sums its share with lesson 11's
+ * loop, now 8 float4 loads a thread (UNROLL) under __launch_bounds__, so that
+ * a short-lived block still keeps enough bytes on their way; then, in the
+ * same launch, the blocks' sums meet:
  *   atomic  each block atomicAdds its sum into *out (zeroed by a memset).
  *           Blocks finish in a different order every run and float addition
  *           is not associative: a uniform sum's last bits vary run to run.

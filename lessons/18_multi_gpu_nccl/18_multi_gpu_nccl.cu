@@ -3,9 +3,11 @@
  * Lesson 18: the sum over every visible GPU, combined by NCCL.
  *
  * What changed since lesson 12: the array is cut into one shard per GPU
- * (CUDA_VISIBLE_DEVICES picks which). Each GPU reduces its own shard with
- * lesson 12's fixed-order kernel, unchanged, and ncclAllReduce adds the
- * per-GPU partials so that every GPU holds the total. Part 2 all-reduces whole
+ * (CUDA_VISIBLE_DEVICES picks which). Each GPU reduces its own shard with a
+ * fixed-order kernel, and ncclAllReduce adds the per-GPU partials so that
+ * every GPU holds the total. The kernel reads as lesson 11's does (UNROLL 2,
+ * no __launch_bounds__, lesson 11's one-wave grid) and finishes as lesson 12's
+ * fixed variant does (the last block adds the partials in index order). Part 2 all-reduces whole
  * float vectors, 1 MiB to 1 GiB, the way data-parallel training sums its
  * gradients, and prints the bus bandwidth. NCCL_NVLS_ENABLE=0 is set (unless
  * already set): no NVLink multicast.
@@ -26,8 +28,8 @@
 
 #include "ranks.h" // each GPU's buffers, part 2's table, --procs's processes (host code)
 
-#define BLOCK_SIZE 512 // threads per block (-b must equal it), lesson 12's: results/tune-lesson12-nvidia-h200.txt
-#define UNROLL 2       // float4 loads in flight per thread, lesson 12's: results/tune-lesson12-nvidia-h200.txt
+#define BLOCK_SIZE 512 // threads per block (-b must equal it), as in lessons 11 and 12
+#define UNROLL 2       // float4 loads each thread issues before adding any: lesson 11's (lesson 12: 8)
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per round
 #define FULL_MASK 0xffffffffu // all 32 lanes take part in every shuffle below
@@ -35,7 +37,7 @@
 #if BLOCK_SIZE < 32 || BLOCK_SIZE > 1024 || BLOCK_SIZE % 32 != 0 || UNROLL < 1
 #error "BLOCK_SIZE must be a multiple of 32 in 32..1024, UNROLL at least 1"
 #endif
-// Lesson 12's fixed-order sum, at the end of this file with its helpers.
+// The fixed-order sum (lesson 11's reading, lesson 12's finish), at the end of this file with its helpers.
 __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out);
 
 // ---- kernels ----------------------------------------------------------------
@@ -61,7 +63,8 @@ __global__ void count_wrong_kernel(const float *v, size_t count, int g, unsigned
 
 // ---- launch -----------------------------------------------------------------
 
-// Lesson 12's launcher, for one GPU: its grid limit and buffers, on `stream`
+// Lesson 12's fixed-finish launcher, for one GPU: its one-wave grid limit
+// (setup_gpu: SMs x resident blocks of this kernel) and buffers, on `stream`
 // (the current device must be that GPU).
 static void reduce_gpu(const float *d_in, size_t n, float *d_out, const Gpu *gp, cudaStream_t stream)
 {
@@ -216,7 +219,8 @@ int main(int argc, char **argv)
     return start_ranks(all, n, &id); // rank r: this program again, with r and the id in its environment
 }
 
-// ---- unchanged from lesson 12 ----------------------------------------------
+// ---- lesson 12's code, less reduce_fixed_kernel's __launch_bounds__ ---------
+// With UNROLL 2 and no bound, thread_sum reads as lesson 11's does.
 
 // The sum of v over this warp's 32 lanes, in lane 0; all 32 must call it.
 __device__ float warp_sum(float v)
