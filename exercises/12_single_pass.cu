@@ -2,7 +2,7 @@
  * Exercise 12: finish a reduction inside its only launch (last block done).
  *
  * The kernel below is lesson 11's pass 1 (512 threads a block, 2 float4
- * loads in flight a thread, as in lessons 11 and 12): every block writes its
+ * loads in flight a thread, as in lesson 11): every block writes its
  * partial sum to partials[blockIdx.x]. There is no pass 2 -- the launcher
  * starts this one kernel and nothing else -- so *out stays unwritten (NaN)
  * and the check fails. Make the last block to finish add up the partials, in
@@ -31,7 +31,7 @@
 #include "harness.h"
 
 #define BLOCK_SIZE 512 // as in lessons 11 and 12
-#define UNROLL 2       // float4 loads each thread issues before adding any, as in lessons 11 and 12
+#define UNROLL 2       // float4 loads each thread issues before adding any, as in lesson 11
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL)
 

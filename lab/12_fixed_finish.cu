@@ -4,7 +4,8 @@
  * per tile and no block waits; its fixed finish takes one wave, because every
  * block waits for count_done's answer before it exits and the last block adds
  * one partial per block. This lab times fixed finishes with more blocks,
- * beside the atomic one and CUB, in one process, in turns:
+ * beside the atomic one and CUB, in one process, in turns, all on lesson 11's
+ * reading (512 threads x 2 float4s a round; lesson 12 reads 8):
  *
  *   cub          cub::DeviceReduce::Sum
  *   atomic       lesson 12's atomic finish, one block per tile
@@ -22,8 +23,8 @@
  *                TILE_LOADS float4s (256 x 16 unless built otherwise: the shape
  *                of lab 12 tiles' tables), all loads issued before any add,
  *                one block per tile
- *   fixed_dynC   one wave (lesson 12's 4 blocks an SM); the float4 body is
- *                cut into chunks of C lesson-12 tiles; at the start of each
+ *   fixed_dynC   one wave (4 blocks an SM, as fixed); the float4 body is
+ *                cut into chunks of C tiles; at the start of each
  *                chunk a block asks a ticket counter for its next one.
  *                Each chunk's sum has a fixed order
  *                (thread t: float4s t, t + BLOCK_SIZE, ..., then block_sum)
@@ -43,7 +44,7 @@
 #include "harness.h"
 #include <cub/device/device_reduce.cuh>
 
-#define BLOCK_SIZE 512 // lesson 12's block and loads per thread
+#define BLOCK_SIZE 512 // lesson 11's block and loads per thread (lesson 12 reads 8)
 #define UNROLL 2
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per round
@@ -57,7 +58,8 @@
 #endif
 #define TILE4 (TILE_THREADS * TILE_LOADS) // float4s per tile
 
-// Lesson 12's pieces, copied unchanged at the end of this file.
+// Lesson 12's pieces, at the end of this file: its two finishes on lesson 11's
+// reading (UNROLL 2, no __launch_bounds__).
 __device__ float warp_sum(float v);
 __device__ float block_sum(float v);
 __device__ float thread_sum(const float *in, size_t n);
@@ -211,7 +213,7 @@ __global__ void __launch_bounds__(TILE_THREADS) tile_fixed2_kernel(const float *
 // fixed_dynC: see the header. *ticket and *retired are 0 before the launch;
 // the last block puts *ticket back to 0 (every other block has taken its last
 // ticket before it counted itself done).
-// The blocks of 512 that __launch_bounds__ asks to fit an SM: lesson 12's 4
+// The blocks of 512 that __launch_bounds__ asks to fit an SM: fixed's 4
 // where an SM holds 2048 threads (sm_80, 90, 100, 103), else what fits (sm_75:
 // 1024 threads, 2; the others 1536, 3). Asking more makes ptxas warn and
 // ignore it, which warnings as errors turn into a failed build.
@@ -279,7 +281,7 @@ __global__ void __launch_bounds__(BLOCK_SIZE, DYN_MIN_BLOCKS) reduce_fixed_dyn_k
 
 // ---- launch ---------------------------------------------------------------
 
-static int g_wave;               // lesson 12's one wave: SMs x resident blocks
+static int g_wave;               // one wave of reduce_fixed_kernel: SMs x resident blocks
 static float *g_partials;        // one per block of the largest grid
 static float *g_gpartials;       // one per group
 static unsigned int *g_retired;  // 0 between launches
@@ -288,7 +290,7 @@ static unsigned int *g_ticket;   // fixed_dynC's next chunk, 0 between launches
 static void *g_cub_temp;
 static size_t g_cub_temp_bytes;
 
-static size_t tiles12(size_t n) { return (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); } // lesson 12's tiles
+static size_t tiles12(size_t n) { return (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); } // tiles of TILE float4s
 // One block per `per` tiles, at least one wave (never more blocks than tiles).
 static int grid_per(size_t n, size_t per)
 {
@@ -446,7 +448,7 @@ static int run(Options opt)
 
 int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }
 
-// ---- unchanged from lesson 12 ---------------------------------------------
+// ---- lesson 12's, with UNROLL 2 and no __launch_bounds__ -------------------
 
 // The sum of v over the 32 lanes of this warp, in lane 0 (the other lanes
 // end with partial sums). At each step lane k adds the value of lane

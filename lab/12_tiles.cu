@@ -1,6 +1,6 @@
 // uses: cccl
 /*
- * Lab 12: lesson 12's loop against one block per tile, and a finish with no memset.
+ * Lab 12: lesson 11's loop against one block per tile, and a finish with no memset.
  *
  * Lesson 11 sizes its grid to one wave of resident blocks (lesson 12's fixed
  * finish keeps it), and each thread loops over the input two float4s at a
@@ -11,14 +11,14 @@
  * grid is capped at W waves of resident blocks and each block reads a run of
  * consecutive tiles (variants *_wW). Three finishes:
  *   atomic  a memset zeroes *out, then one atomicAdd per block (lesson 12's (a),
- *           here in one wave)
+ *           here on lesson 11's loop, in one wave)
  *   acc     no memset: each block atomicAdds into an accumulator that is 0
  *           between launches, then counts itself done (count_done); the last
  *           block takes the accumulator's value into *out and puts 0 back
  *   fixed   lesson 12's (b): partials, count_done, the last block adds them
  *           in index order (the same bits every run)
  * Variants, timed in turns in one process: cub, cccl_not_guaranteed (CUB
- * 3.1+), atomic, acc, fixed (one wave, lesson 12's loop), tile_atomic,
+ * 3.1+), atomic, acc, fixed (one wave, lesson 11's loop), tile_atomic,
  * tile_acc, tile_fixed (one tile per block), tile_atomic_w1/_w4/_w16,
  * tile_acc_w4, tile_fixed_w1/_w4/_w16. The tile shape is a build option.
  * lab/12_tiles.md has what they gave.
@@ -30,7 +30,7 @@
 #include <cub/device/device_reduce.cuh>
 #include "cccl_env.h" // CUB 3.1+: HAVE_DETERMINISM, CCCL_ENV(level) with our scratch
 
-#define BLOCK_SIZE 512 // lesson 12's block and loads per thread
+#define BLOCK_SIZE 512 // lesson 11's block and loads per thread (lesson 12 reads 8)
 #define UNROLL 2
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per round
@@ -44,7 +44,8 @@
 #endif
 #define TILE4 (TILE_THREADS * TILE_LOADS)      // float4s per tile
 
-// Lesson 12's pieces, copied unchanged at the end of this file.
+// Lesson 12's pieces, at the end of this file: its two finishes on lesson 11's
+// reading (UNROLL 2, no __launch_bounds__).
 __device__ float warp_sum(float v);
 __device__ float block_sum(float v);
 __device__ float thread_sum(const float *in, size_t n);
@@ -54,7 +55,7 @@ __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, 
 
 // ---- kernels ---------------------------------------------------------------
 
-// Lesson 12's loop and grid, the accumulator finish. *acc and *retired are 0
+// Lesson 11's loop and one-wave grid, the accumulator finish. *acc and *retired are 0
 // before the launch, and the launch leaves them 0.
 __global__ void reduce_acc_kernel(const float *in, size_t n, float *acc, unsigned int *retired, float *out)
 {
@@ -148,7 +149,7 @@ __global__ void __launch_bounds__(TILE_THREADS) tile_fixed_kernel(const float *i
 
 // ---- launch ---------------------------------------------------------------
 
-static int g_max_blocks;        // lesson 12's fixed grid: SMs x resident blocks
+static int g_max_blocks;        // one wave of reduce_fixed_kernel: SMs x resident blocks
 static float *g_partials;       // room for the larger of the two grids
 static unsigned int *g_retired; // 0 between launches
 static float *g_acc;            // 0 between launches
@@ -309,7 +310,7 @@ static int run(Options opt)
 
 int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }
 
-// ---- unchanged from lesson 12 ---------------------------------------------
+// ---- lesson 12's, with UNROLL 2 and no __launch_bounds__ -------------------
 
 // The sum of v over the 32 lanes of this warp, in lane 0 (the other lanes
 // end with partial sums). At each step lane k adds the value of lane

@@ -1,9 +1,12 @@
 /*
- * Lab 12: the two choices behind lesson 12's kernels, timed side by side.
+ * Lab 12: loads per thread and the fixed finish's counter, on lesson 12's two
+ * finishes in one wave, timed side by side.
  *
  *   UNROLL    how many float4 loads each thread issues before adding any
  *             (lesson 11's reading): a compile-time constant, 2 by default
- *             as in lesson 12; build with EXTRA=-DUNROLL=1 or 4 to compare.
+ *             as in lesson 11; build with EXTRA=-DUNROLL=1, 4 or 8 to compare
+ *             (lesson 12 takes 8, under __launch_bounds__(512, 2); this lab
+ *             has no bound).
  *   counter   how the fixed finish counts blocks done: lesson 12's one
  *             atom.acq_rel (count_done), or the classic form, a plain
  *             atomicInc between two __threadfence() (count_done_fences).
@@ -20,7 +23,7 @@
 
 #define BLOCK_SIZE 512 // threads per block, as in lesson 12
 #ifndef UNROLL
-#define UNROLL 2       // the experiment: -DUNROLL=1, 2 (lesson 12's) or 4
+#define UNROLL 2       // the experiment: -DUNROLL=1, 2 (lesson 11's), 4 or 8
 #endif
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per round
@@ -29,7 +32,7 @@
 #if BLOCK_SIZE < 32 || BLOCK_SIZE > 1024 || BLOCK_SIZE % 32 != 0 || UNROLL < 1
 #error "BLOCK_SIZE must be a multiple of 32 in 32..1024, UNROLL at least 1"
 #endif
-// Lesson 12's reading and block sum, at the bottom of the file.
+// Lesson 11's reading and block sum, at the bottom of the file.
 static __device__ float thread_sum(const float *in, size_t n);
 static __device__ float block_sum(float v);
 
@@ -179,7 +182,7 @@ static int run(Options opt)
 
 int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }
 
-// ---- unchanged from lesson 12 ---------------------------------------------
+// ---- lesson 12's, with UNROLL set above -----------------------------------
 
 // The sum of v over this warp's 32 lanes, in lane 0 (lesson 10); all 32 must call it.
 __device__ float warp_sum(float v)

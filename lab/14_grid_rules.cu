@@ -1,9 +1,10 @@
 // uses: cccl
 /*
- * Lab 14: two rules for lesson 12's kernels (loads, grid), timed against both kernels in one wave.
+ * Lab 14: two rules (loads, grid) for lesson 12's finishes, timed against both finishes in one wave.
  *
  * Lesson 14 sets lesson 12's two finishes, unchanged, beside the libraries.
- * These two rules were tried on them there; this program times them in one
+ * Here both finishes read as lesson 11 does (512 threads x 2 float4s; lesson
+ * 12 reads 8), and two rules tried on them in lesson 14 are timed in one
  * process, in turns (as lesson 14 times the libraries), with CUB beside:
  *   stream  an input of at most STREAM_BELOW_L2 x L2 is read with evict-first
  *           loads (__ldcs, ld.global.cs) in place of __ldg: the *_cs kernels
@@ -11,7 +12,7 @@
  *           fits on the GPU at once; the fixed finish only while each block
  *           still reads FIXED_MIN_TILES tiles (each of its blocks waits for
  *           the counter's answer before it exits)
- * Variants: atomic and fixed (lesson 12's kernels in one wave: its fixed
+ * Variants: atomic and fixed (the two finishes in one wave: lesson 12's fixed
  * finish's grid; its atomic finish takes a block per tile), *_stream, *_grid and *_rules
  * (both rules) of each, and cub (cub::DeviceReduce::Sum, temp sized untimed).
  * lab/14_grid_rules.md has what the rules gave on an H100 and an H200.
@@ -21,7 +22,7 @@
 #include "harness.h"
 #include <cub/device/device_reduce.cuh>
 
-#define BLOCK_SIZE 512 // lesson 12's block and loads per thread (results/tune-lesson12-nvidia-h200.txt)
+#define BLOCK_SIZE 512 // lesson 11's block and loads per thread (results/tune-lesson12-nvidia-h200.txt)
 #define UNROLL 2
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per round
@@ -31,7 +32,8 @@
 #define OVERSUBSCRIBE 8    // results/tune-lesson14-nvidia-h200.txt section 2, results/grid-lesson14-<gpu>.txt
 #define FIXED_MIN_TILES 32 // results/tune-lesson14-nvidia-h200.txt section 3
 
-// Lesson 12's pieces, copied unchanged at the end of this file.
+// Lesson 12's pieces, at the end of this file: its two finishes on lesson 11's
+// reading (UNROLL 2, no __launch_bounds__).
 __device__ float warp_sum(float v);
 __device__ float block_sum(float v);
 __device__ float thread_sum(const float *in, size_t n);
@@ -39,9 +41,9 @@ __device__ unsigned int count_done(unsigned int *retired, unsigned int m);
 __global__ void reduce_atomic_kernel(const float *in, size_t n, float *out);
 __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out);
 
-// ---- kernels: lesson 12's, reading evict-first ---------------------------
+// ---- kernels: lesson 12's finishes, reading evict-first ------------------
 
-// lesson 12's thread_sum with __ldcs for __ldg: the same share of in[0..n),
+// thread_sum (below) with __ldcs for __ldg: the same share of in[0..n),
 // read "evict first" (ld.global.cs), so that the lines it brings into L2 are
 // the first to go and displace little else.
 __device__ float thread_sum_cs(const float *in, size_t n)
@@ -219,7 +221,7 @@ static int run(Options opt)
 
 int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }
 
-// ---- unchanged from lesson 12 ---------------------------------------------
+// ---- lesson 12's, with UNROLL 2 and no __launch_bounds__ -------------------
 
 // The sum of v over the 32 lanes of this warp, in lane 0 (the other lanes
 // end with partial sums). At each step lane k adds the value of lane
