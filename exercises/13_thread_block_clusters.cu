@@ -95,7 +95,7 @@ __global__ void reduce_cluster_kernel(const float *in, size_t n, float *partials
     cg::cluster_group cluster = cg::this_cluster();
     float sum = block_sum(thread_sum(in, n)); // this block's sum, in thread 0
     float cluster_total = 0.0f;               // the cluster's sum: needed in thread 0 of rank 0 only
-    // TODO(exercise): cluster_total = the sum of every block's `sum` in the cluster, read by rank 0 through DSMEM in rank order; no block may exit while rank 0 may still read its shared memory
+    // TODO(exercise): cluster_total = the sum of every block's `sum` in the cluster, read by rank 0 through DSMEM in an order that never changes (rank order, or a fixed tree); no block may exit while rank 0 may still read its shared memory
     cluster_total = sum; // placeholder: rank 0's own block only; the other blocks' sums are lost
     // END(exercise)
     if (cluster.block_rank() != 0) return; // from here on, one block per cluster

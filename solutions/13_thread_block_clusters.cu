@@ -95,7 +95,7 @@ __global__ void reduce_cluster_kernel(const float *in, size_t n, float *partials
     cg::cluster_group cluster = cg::this_cluster();
     float sum = block_sum(thread_sum(in, n)); // this block's sum, in thread 0
     float cluster_total = 0.0f;               // the cluster's sum: needed in thread 0 of rank 0 only
-    // TODO(exercise): cluster_total = the sum of every block's `sum` in the cluster, read by rank 0 through DSMEM in rank order; no block may exit while rank 0 may still read its shared memory
+    // TODO(exercise): cluster_total = the sum of every block's `sum` in the cluster, read by rank 0 through DSMEM in an order that never changes (rank order, or a fixed tree); no block may exit while rank 0 may still read its shared memory
     __shared__ float block_total; // this block's sum, where the cluster's rank 0 can read it
     if (threadIdx.x == 0) block_total = sum;
     // Every thread of every block of the cluster arrives here: no peer's

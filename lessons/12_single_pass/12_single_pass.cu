@@ -105,7 +105,7 @@ static float *g_partials;        // one partial per block
 static unsigned int *g_retired;  // the blocks-done counter, zeroed by run before its first launch
 
 // The fixed finish: lesson 11's launcher with its second launch gone (the last
-// block adds the partials). Its grid is lesson 11's one wave, from n and the GPU
+// block adds the partials). Its grid follows lesson 11's rule, one wave, from n and the GPU
 // only: each block waits for count_done's answer before it can exit.
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {

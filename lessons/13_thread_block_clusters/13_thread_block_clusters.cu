@@ -68,7 +68,7 @@ static unsigned int *g_retired;  // the blocks-done counter, zeroed by run befor
 static int g_cluster, g_cluster_blocks; // blocks per cluster, and blocks of such clusters that fit at once
 
 // The fixed finish: lesson 11's launcher with its second launch gone (the last
-// block adds the partials). Both finishes take lesson 11's grid (the clusters
+// block adds the partials). Both finishes take lesson 11's grid rule (the clusters
 // cut to whole clusters that fit), from n and the GPU only, never from timing.
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {

@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_fixed_kernel(co
 }
 
 // The fixed finish: lesson 11's launcher with its second launch gone (the last
-// block adds the partials). Its grid is lesson 11's one wave, from n and the GPU
+// block adds the partials). Its grid follows lesson 11's rule, one wave, from n and the GPU
 // only: each block waits for count_done's answer, holding its slot (lab 12).
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {
