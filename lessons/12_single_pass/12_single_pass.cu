@@ -3,9 +3,9 @@
  *
  * What changed since lesson 11: the finish, and with it the atomic finish's
  * grid and the loads in flight. Each block sums its share with lesson 11's
- * loop, now 8 float4 loads a thread (UNROLL) under __launch_bounds__, so that
- * a short-lived block still keeps enough bytes on their way; then, in the
- * same launch, the blocks' sums meet:
+ * loop, at 8 float4 loads a thread (UNROLL; lesson 11: 2) under
+ * __launch_bounds__, so that a short-lived block still keeps enough bytes on
+ * their way; then, in the same launch, the blocks' sums meet:
  *   atomic  each block atomicAdds its sum into *out (zeroed by a memset).
  *           Blocks finish in a different order every run and float addition
  *           is not associative: a uniform sum's last bits vary run to run.
