@@ -1,19 +1,19 @@
 /*
  * Lesson 12: one launch per reduction, two ways to finish it.
  *
- * What changed since lesson 11: the finish, and with it the atomic finish's
- * grid and the loads in flight. Each block sums its share with lesson 11's
+ * What changed since lesson 11: the finish, and with it the grid and the
+ * loads in flight. Each block sums its share with lesson 11's
  * loop, at 8 float4 loads a thread (UNROLL; lesson 11: 2) under
  * __launch_bounds__, so that a short-lived block still keeps enough bytes on
  * their way; then, in the same launch, the blocks' sums meet:
  *   atomic  each block atomicAdds its sum into *out (zeroed by a memset).
  *           Blocks finish in a different order every run and float addition
  *           is not associative: a uniform sum's last bits vary run to run.
- *           No block waits for another, so the grid is one block per tile,
- *           not lesson 11's one wave: blocks start as others end.
  *   fixed   last block done: each block stores its sum and counts itself on
  *           a counter (release-acquire); the last to count adds all the sums
  *           in index order. One kernel, no memset, the same bits every run.
+ * Both launch one block per tile, not lesson 11's one wave: blocks that do
+ * not fit yet start as others end, and the grid depends on n alone.
  * What is left: the sums still meet in global memory. On Hopper a cluster's
  * blocks can add through each other's shared memory (lesson 13); measured,
  * that does not pay, because this finish is already a small share of the time.
@@ -90,44 +90,51 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_fixed_kernel(co
     __syncthreads(); // hands `last`, and what thread 0 acquired, to the whole block
     if (!last) return; // the same for every thread of the block: no barrier below is split
     // Partials t, t + BLOCK_SIZE, ... in index order, then the same tree: which
-    // block is last varies, the order of the additions does not. __ldcg (read at
-    // L2, not L1) orders nothing: the acquire in count_done makes them visible.
+    // block is last varies, the order of the additions does not. 4 * UNROLL
+    // loads in flight (thread_sum's floats a round): 2^30 floats leave 65,536
+    // partials, four round trips to L2. __ldcg (read at L2, not L1) orders
+    // nothing: the acquire in count_done makes the partials visible.
     v = 0.0f;
-    for (unsigned int b = threadIdx.x; b < gridDim.x; b += BLOCK_SIZE) v += __ldcg(&partials[b]);
+    for (unsigned int b = threadIdx.x; b < gridDim.x; b += 4 * UNROLL * BLOCK_SIZE) {
+        float w[4 * UNROLL];
+#pragma unroll
+        for (int u = 0; u < 4 * UNROLL; u++) w[u] = b + u * BLOCK_SIZE < gridDim.x ? __ldcg(&partials[b + u * BLOCK_SIZE]) : 0.0f;
+#pragma unroll
+        for (int u = 0; u < 4 * UNROLL; u++) v += w[u];
+    }
     v = block_sum(v); // block_sum's slots are free again: warp 0 read them before the barrier above
     if (threadIdx.x == 0) *out = v;
 }
 
 // ---- launch ---------------------------------------------------------------
 
-static int g_max_blocks;         // SMs x resident blocks per SM (set by run, for each option combination)
-static float *g_partials;        // one partial per block
+static int g_max_blocks;         // SMs x resident blocks per SM: lesson 11's one wave (set by run)
+static float *g_partials;        // one partial per block (run sizes it for its n)
 static unsigned int *g_retired;  // the blocks-done counter, zeroed by run before its first launch
 
 // The fixed finish: lesson 11's launcher with its second launch gone (the last
-// block adds the partials). Its grid follows lesson 11's rule, one wave, from n and the GPU
-// only: each block waits for count_done's answer before it can exit.
+// block adds the partials), and one block per tile, not one wave: blocks that do
+// not fit yet start as others end. The grid depends on n alone.
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { // the sum of nothing is 0; nothing to launch
         CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
         return;
     }
-    // A full GPU's worth of blocks, at most one per 4 * TILE floats of n (a round
-    // of TILE float4s): n = 1000 gets 1 block; at n = 16385 the second reads nothing.
+    // One block per 4 * TILE floats of n (a round of TILE float4s): n = 1000
+    // gets 1 block, n = 16385 two, 2^30 floats 65,536. (gridDim.x's limit,
+    // 2^31 - 1 blocks, would take 2^45 floats: 128 TiB.)
     size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
-    int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
-    reduce_fixed_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch
+    reduce_fixed_kernel<<<(unsigned int)wanted, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch
     CUDA_CHECK_LAST();
 }
 
+// The atomic finish: a memset, then the same grid.
 static void reduce_atomic(const float *d_in, size_t n, float *d_out)
 {
     CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); // the blocks add into it
     if (n == 0) return;
-    // One block per tile, not one wave: no block waits for another (2^30 floats: 65,536 blocks).
     size_t blocks = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
-    if (blocks > 0x7fffffff) blocks = 0x7fffffff; // gridDim.x's limit; thread_sum loops past it
     reduce_atomic_kernel<<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, d_out);
     CUDA_CHECK_LAST();
 }
@@ -136,19 +143,23 @@ static void reduce_atomic(const float *d_in, size_t n, float *d_out)
 
 static const LessonInfo info = {"12_single_pass", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
 
-// One run per combination of the listed -n, -s, -d, --offset and -b values.
+// One run for one set of options. main() calls it once for every combination
+// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
 static int run(Options opt)
 {
     Input in = make_input(&opt); // also reads the SM count into g_dev
-    // The fixed finish's grid: as many blocks as fit at once (the atomic one takes a block per tile).
+    // How many blocks of this kernel fit on one SM at once, given its
+    // registers, shared memory and threads: lesson 11's grid, here only what
+    // runs at once (both finishes launch a block per tile; the bytes in flight).
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_kernel, BLOCK_SIZE, 0));
     if (per_sm < 1) per_sm = 1;
     g_max_blocks = g_dev.sm_count * per_sm;
+    size_t tiles = (opt.n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // reduce_gpu's grid at this n
     if (!opt.csv)
-        printf("grid: %d SMs x %d resident blocks = at most %d blocks of %d threads (fixed); atomic: one per tile\n",
-               g_dev.sm_count, per_sm, g_max_blocks, BLOCK_SIZE);
-    CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
+        printf("grid: %zu blocks of %d threads, one per tile; %d SMs x %d resident blocks = %d at once\n", tiles,
+               BLOCK_SIZE, g_dev.sm_count, per_sm, g_max_blocks);
+    CUDA_CHECK(cudaMalloc((void **)&g_partials, (tiles + 1) * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g_retired, sizeof(unsigned int)));
     CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
     run_variant(&opt, &in, "atomic", reduce_atomic);

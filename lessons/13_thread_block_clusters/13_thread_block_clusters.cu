@@ -46,8 +46,8 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_cluster_kernel(
     cg::cluster_group cluster = cg::this_cluster();
     float v = block_sum(thread_sum(in, n)); // every thread calls block_sum
     if (threadIdx.x == 0) block_total = v;
-    // Every thread of the cluster's blocks arrives before any goes on (arrive +
-    // wait, release/acquire): no total is read before its block has written it.
+    // All the cluster's threads arrive before any goes on (arrive + wait,
+    // release/acquire): no total is read before its block has written it.
     cluster.sync();
     if (cluster.block_rank() == 0 && threadIdx.x < 32) { // warp 0 of rank 0: lane r reads rank r's total
         float t = threadIdx.x < cluster.num_blocks() ? *cluster.map_shared_rank(&block_total, threadIdx.x) : 0.0f;
@@ -67,20 +67,15 @@ static float *g_partials;        // one partial per block
 static unsigned int *g_retired;  // the blocks-done counter, zeroed by run before its first launch
 static int g_cluster, g_cluster_blocks; // blocks per cluster, and blocks of such clusters that fit at once
 
-// The fixed finish: lesson 11's launcher with its second launch gone (the last
-// block adds the partials). Both finishes take lesson 11's grid rule (the clusters
-// cut to whole clusters that fit), from n and the GPU only, never from timing.
+// The fixed finish, lesson 12's: one block per tile; the last block adds the partials.
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { // the sum of nothing is 0; nothing to launch
         CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
         return;
     }
-    // A full GPU's worth of blocks, at most one per 4 * TILE floats of n (a round
-    // of TILE float4s): n = 1000 gets 1 block; at n = 16385 the second reads nothing.
-    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
-    int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
-    reduce_fixed_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch
+    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // 2^30 floats: 65,536 blocks
+    reduce_fixed_kernel<<<(unsigned int)wanted, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch
     CUDA_CHECK_LAST();
 }
 
@@ -96,8 +91,8 @@ static void reduce_cluster(const float *d_in, size_t n, float *d_out)
 {
     CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); // the blocks add into it
     if (n == 0) return;
-    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // the same grid as reduce_gpu's
-    int blocks = wanted < (size_t)g_cluster_blocks ? (int)wanted : g_cluster_blocks; // ... capped at what fits
+    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // a block per tile,
+    int blocks = wanted < (size_t)g_cluster_blocks ? (int)wanted : g_cluster_blocks; // capped at what fits: one wave
     blocks = (blocks + g_cluster - 1) / g_cluster * g_cluster; // in whole clusters (g_cluster_blocks is whole)
     cudaLaunchAttribute attr;
     cudaLaunchConfig_t cfg = cluster_config(blocks, &attr);
@@ -114,15 +109,16 @@ static int run(Options opt)
 {
     Input in = make_input(&opt); // also reads the SM count into g_dev
     require_sm90();              // older GPU: prints SKIP and exits 0
-    // The fixed kernel's wave for both finishes, so that they read alike.
+    // One wave for the clusters (lesson 11's); the fixed finish takes a block per tile.
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_kernel, BLOCK_SIZE, 0));
     if (per_sm < 1) per_sm = 1;
     g_max_blocks = g_dev.sm_count * per_sm;
+    size_t tiles = (opt.n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // reduce_gpu's grid at this n
     if (!opt.csv)
         printf("grid: %d SMs x %d resident blocks = at most %d blocks of %d threads\n", g_dev.sm_count, per_sm,
                g_max_blocks, BLOCK_SIZE);
-    CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
+    CUDA_CHECK(cudaMalloc((void **)&g_partials, (tiles + 1) * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g_retired, sizeof(unsigned int)));
     CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
     run_variant(&opt, &in, "fixed", reduce_gpu);
@@ -241,9 +237,14 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_fixed_kernel(co
     }
     __syncthreads(); // hands `last`, and what thread 0 acquired, to the whole block
     if (!last) return; // the same for every thread of the block: no barrier below is split
-    // Partials in index order (__ldcg: at L2; the acquire in count_done orders them).
-    v = 0.0f;
-    for (unsigned int b = threadIdx.x; b < gridDim.x; b += BLOCK_SIZE) v += __ldcg(&partials[b]);
+    v = 0.0f; // partials in index order, 4 * UNROLL in flight (__ldcg: L2; count_done's acquire orders them)
+    for (unsigned int b = threadIdx.x; b < gridDim.x; b += 4 * UNROLL * BLOCK_SIZE) {
+        float w[4 * UNROLL];
+#pragma unroll
+        for (int u = 0; u < 4 * UNROLL; u++) w[u] = b + u * BLOCK_SIZE < gridDim.x ? __ldcg(&partials[b + u * BLOCK_SIZE]) : 0.0f;
+#pragma unroll
+        for (int u = 0; u < 4 * UNROLL; u++) v += w[u];
+    }
     v = block_sum(v); // block_sum's slots are free again: warp 0 read them before the barrier above
     if (threadIdx.x == 0) *out = v;
 }

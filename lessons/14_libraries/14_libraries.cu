@@ -49,7 +49,7 @@ static __device__ float block_sum(float v);
     } while (0)
 
 // Lesson 12's state, its fixed kernel and its two launchers: the code is at the end of this file.
-static int g_max_blocks;         // SMs x resident blocks per SM (set in run)
+static int g_max_blocks;         // SMs x resident blocks per SM: lesson 11's one wave (set in run)
 static float *g_partials;        // one partial per block
 static unsigned int *g_retired;  // the blocks-done counter, zeroed once in run
 __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out);
@@ -134,15 +134,16 @@ static int run(Options opt)
                 HAVE_DETERMINISM ? "cccl_* rows: determinism levels through an execution environment"
                                  : "cccl_* rows skipped (they need CUB 3.1 or newer: make lesson14 CCCL_HOME=DIR)");
 
-    // The fixed finish's grid: as many blocks as fit at once (the atomic one takes a block per tile).
+    // Both finishes launch a block per tile; SMs x resident blocks is what runs at once.
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_kernel, BLOCK_SIZE, 0));
     if (per_sm < 1) per_sm = 1;
     g_max_blocks = g_dev.sm_count * per_sm;
+    size_t tiles = (opt.n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // reduce_gpu's grid at this n
     if (!opt.csv)
-        printf("grid: %d SMs x %d resident blocks = at most %d blocks of %d threads (fixed); atomic: one per tile\n",
-               g_dev.sm_count, per_sm, g_max_blocks, BLOCK_SIZE);
-    CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
+        printf("grid: %zu blocks of %d threads, one per tile; %d SMs x %d resident blocks = %d at once\n", tiles,
+               BLOCK_SIZE, g_dev.sm_count, per_sm, g_max_blocks);
+    CUDA_CHECK(cudaMalloc((void **)&g_partials, (tiles + 1) * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g_retired, sizeof(unsigned int)));
     CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
     // Everything a library needs besides the call itself, outside the timer.
@@ -245,39 +246,38 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_fixed_kernel(co
     }
     __syncthreads(); // hands `last`, and what thread 0 acquired, to the whole block
     if (!last) return; // the same for every thread of the block: no barrier below is split
-    // Partials t, t + BLOCK_SIZE, ... in index order, then the same tree: which
-    // block is last varies, the order of the additions does not. __ldcg (read at
-    // L2, not L1) orders nothing: the acquire in count_done makes them visible.
+    // Partials t, t + BLOCK_SIZE, ... in index order, 4 * UNROLL loads in flight,
+    // then the same tree (__ldcg: at L2; the acquire in count_done orders them).
     v = 0.0f;
-    for (unsigned int b = threadIdx.x; b < gridDim.x; b += BLOCK_SIZE) v += __ldcg(&partials[b]);
+    for (unsigned int b = threadIdx.x; b < gridDim.x; b += 4 * UNROLL * BLOCK_SIZE) {
+        float w[4 * UNROLL];
+#pragma unroll
+        for (int u = 0; u < 4 * UNROLL; u++) w[u] = b + u * BLOCK_SIZE < gridDim.x ? __ldcg(&partials[b + u * BLOCK_SIZE]) : 0.0f;
+#pragma unroll
+        for (int u = 0; u < 4 * UNROLL; u++) v += w[u];
+    }
     v = block_sum(v); // block_sum's slots are free again: warp 0 read them before the barrier above
     if (threadIdx.x == 0) *out = v;
 }
 
-// The fixed finish: lesson 11's launcher with its second launch gone (the last
-// block adds the partials). Its grid follows lesson 11's rule, one wave, from n and the GPU
-// only: each block waits for count_done's answer, holding its slot (lab 12).
+// The fixed finish: one block per tile, from n alone; the last block adds the partials.
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { // the sum of nothing is 0; nothing to launch
         CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
         return;
     }
-    // A full GPU's worth of blocks, at most one per 4 * TILE floats of n (a round
-    // of TILE float4s): n = 1000 gets 1 block; at n = 16385 the second reads nothing.
-    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
-    int blocks = wanted < (size_t)g_max_blocks ? (int)wanted : g_max_blocks;
-    reduce_fixed_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch
+    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // 2^30 floats: 65,536 blocks
+    reduce_fixed_kernel<<<(unsigned int)wanted, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch
     CUDA_CHECK_LAST();
 }
 
+// The atomic finish: a memset, then the same grid.
 static void reduce_atomic(const float *d_in, size_t n, float *d_out)
 {
     CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); // the blocks add into it
     if (n == 0) return;
-    // One block per tile, not one wave: no block waits for another (2^30 floats: 65,536 blocks).
     size_t blocks = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
-    if (blocks > 0x7fffffff) blocks = 0x7fffffff; // gridDim.x's limit; thread_sum loops past it
     reduce_atomic_kernel<<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, d_out);
     CUDA_CHECK_LAST();
 }
