@@ -33,14 +33,14 @@ B03=$(info_block "$(src 03)"); B04=$(info_block "$(src 04)"); B05=$(info_block "
 B06=$(info_block "$(src 06)"); B07=$(info_block "$(src 07)")
 B08=$(def "$(src 08)" BLOCK_SIZE); B09=$(def "$(src 09)" BLOCK_SIZE); B10=$(def "$(src 10)" BLOCK_SIZE)
 B11=$(def "$(src 11)" BLOCK_SIZE); U11=$(def "$(src 11)" UNROLL)
-B12=$(def "$(src 12)" BLOCK_SIZE); U12=$(def "$(src 12)" UNROLL); M12=$(def "$(src 12)" MIN_BLOCKS)
+B12=$(def "$(src 12)" BLOCK_SIZE); U12=$(def "$(src 12)" UNROLL)
 B13=$(def "$(src 13)" BLOCK_SIZE); M13=$(def "$(src 13)" MIN_BLOCKS)
 B15=$(info_block "$(src 15)"); U15=$(def "$(src 15)" UNROLL)
 C15=$(def "$(src 15)" CHUNKS_MAX); F15=$(def "$(src 15)" FINISH_LANES)
 B17=$(info_block "$(src 17)"); U17=$(def "$(src 17)" UNROLL); GB17=$(def "$(src 17)" GROUP_BYTES)
 W17=$(def "$(src 17)" WARP_MAX_COLS)
 B18=$(def "$(src 18)" BLOCK_SIZE); U18=$(def "$(src 18)" UNROLL)
-for v in B03 B04 B05 B06 B07 B08 B09 B10 B11 U11 B12 U12 M12 B13 M13 B15 U15 C15 F15 B17 U17 GB17 W17 B18 U18; do
+for v in B03 B04 B05 B06 B07 B08 B09 B10 B11 U11 B12 U12 B13 M13 B15 U15 C15 F15 B17 U17 GB17 W17 B18 U18; do
     eval "need $v \"\$$v\""
 done
 
@@ -550,8 +550,8 @@ function d_float4(   x0, cw, x, y, i, k, n, head, nvec, tail, base, half, wseg, 
 }
 # ---- lesson 12: the two finishes -------------------------------------------------
 function d_last_block(   lv, order, slots, sx, i, k, x, y, cw, n, b, last) {
-    open(900, 520, "Lesson 12: the fixed finish, last block done: " G " blocks of " B " threads, one launch")
-    TB(20, 24, "Fixed finish: each block stores its sum, counts itself; the block that counts last adds all " G " partials in index order")
+    open(900, 520, "Lesson 12: the fixed finish, last block done: " comma(G) " blocks of " B " threads, one launch")
+    TB(20, 24, "Fixed finish at n = 2^26, one block per tile: each block stores its sum and counts itself; the last adds all " comma(G) " partials")
     last = 17
     n = split("0 1 2 3 . " last " . " G - 1, slots, " ")
     T(20, 74, "partials", 12)
@@ -588,8 +588,8 @@ function d_last_block(   lv, order, slots, sx, i, k, x, y, cw, n, b, last) {
     A(x + 75, 291, x + 75, 303, "dark", 1)
     box(x, 304, cw, 40, LAST, "", 12)
     if (G > B) {
-        T(x + cw / 2, 320, "thread t adds partials[t], [t + " B "], ...", 12, "m", "fill=\"#ffffff\"")
-        T(x + cw / 2, 337, "in index order (t < " G - B ": two)", 12, "m", "fill=\"#ffffff\"")
+        T(x + cw / 2, 320, "thread t loads partials[t], [t + " B "], ...", 12, "m", "fill=\"#ffffff\"")
+        T(x + cw / 2, 337, "(" G / B " of them, all in flight), adds in order", 12, "m", "fill=\"#ffffff\"")
     } else {
         T(x + cw / 2, 320, "thread t < " G " loads partials[t],", 12, "m", "fill=\"#ffffff\"")
         T(x + cw / 2, 337, "then block_sum in a fixed tree", 12, "m", "fill=\"#ffffff\"")
@@ -924,7 +924,7 @@ BEGIN {
     if (D == "10x") { d_shuffle(1) }
     if (D == "10b") { B = b; d_block_sum() }
     if (D == "11") { B = b; U = u; d_float4() }
-    if (D == "12") { B = b; PER = m; G = 132 * m; d_last_block() } # m: blocks an SM (MIN_BLOCKS, what the registers allow)
+    if (D == "12") { B = b; G = 67108864 / (4 * b * u); d_last_block() } # one block per tile of b x u float4s, n = 2^26
     if (D == "12a") { B = b; G = 67108864 / (4 * b * u); d_atomic() } # one block per tile of b x u float4s, n = 2^26
     if (D == "13") { B = b; PER = m; G = 132 * m; d_cluster() }
     if (D == "15") { B = b; CMAX = cmax; FL = fl; d_partition() }
@@ -951,7 +951,7 @@ d=$(dir 08); draw 08 "$d/unrolled.svg" -v b="$B08"
 d=$(dir 09); draw 09 "$d/grid_stride.svg" -v b="$B09" -v sms=132
 d=$(dir 10); draw 10 "$d/shuffle_down.svg"; draw 10x "$d/shuffle_xor.svg"; draw 10b "$d/block_sum.svg" -v b="$B10"
 d=$(dir 11); draw 11 "$d/head_body_tail.svg" -v b="$B11" -v u="$U11"
-d=$(dir 12); draw 12 "$d/last_block.svg" -v b="$B12" -v m="$M12"; draw 12a "$d/atomic.svg" -v b="$B12" -v u="$U12"
+d=$(dir 12); draw 12 "$d/last_block.svg" -v b="$B12" -v u="$U12"; draw 12a "$d/atomic.svg" -v b="$B12" -v u="$U12"
 fits=$(ls results/lesson13-clusters-*.txt 2>/dev/null | head -n 1)
 d=$(dir 13); draw 13 "$d/cluster.svg" -v b="$B13" -v m="$M13" -v FITS="$fits"
 d=$(dir 15); draw 15 "$d/partition.svg" -v b="$B15" -v cmax="$C15" -v fl="$F15"; draw 15k "$d/kahan.svg"
