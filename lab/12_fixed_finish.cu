@@ -1,15 +1,15 @@
 // uses: cccl
 /*
- * Lab 12: the fixed finish's tail. Lesson 12's atomic finish takes one block
- * per tile and no block waits; its fixed finish takes one wave, because every
- * block waits for count_done's answer before it exits and the last block adds
- * one partial per block. This lab times fixed finishes with more blocks,
+ * Lab 12: the fixed finish's tail. On one wave every block waits for
+ * count_done's answer before it exits and the last block adds one partial
+ * per block; lesson 12 gives both its finishes a block per tile of 512 x 8.
+ * This lab times fixed finishes on one wave and with more blocks,
  * beside the atomic one and CUB, in one process, in turns, all on lesson 11's
  * reading (512 threads x 2 float4s a round; lesson 12 reads 8):
  *
  *   cub          cub::DeviceReduce::Sum
  *   atomic       lesson 12's atomic finish, one block per tile
- *   fixed        lesson 12's fixed finish, one wave
+ *   fixed        lesson 12's fixed finish, on one wave (lesson 11's grid)
  *   fixed_pP     lesson 12's fixed kernel, one block per P tiles (at least
  *                one wave of blocks), its partials loop issuing 8 loads
  *                before its adds (the same additions in the same order)

@@ -2,8 +2,7 @@
 /*
  * Lab 12: lesson 11's loop against one block per tile, and a finish with no memset.
  *
- * Lesson 11 sizes its grid to one wave of resident blocks (lesson 12's fixed
- * finish keeps it), and each thread loops over the input two float4s at a
+ * Lesson 11 sizes its grid to one wave of resident blocks, and each thread loops over the input two float4s at a
  * time (a grid-stride loop). The other
  * common shape has no loop: a block of TILE_THREADS threads reads one tile of
  * TILE_THREADS x TILE_LOADS float4s, every thread issuing all TILE_LOADS loads

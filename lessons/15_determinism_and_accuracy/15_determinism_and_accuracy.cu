@@ -239,7 +239,7 @@ static unsigned int *g_retired;  // the blocks-done counter, zeroed once in run
 static float *g_chunk_sums;      // gpu_to_gpu: CHUNKS_MAX floats
 static int g_block;              // threads per block (-b)
 
-// Kernel v on lesson 12's fixed grid: a full GPU's worth of blocks, none left with nothing to read.
+// Kernel v on lesson 11's grid, one wave: a full GPU's worth of blocks, none left with nothing to read.
 static void reduce_gpu(int v, const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { // the sum of nothing is 0; nothing to launch

@@ -63,8 +63,8 @@ __global__ void count_wrong_kernel(const float *v, size_t count, int g, unsigned
 
 // ---- launch -----------------------------------------------------------------
 
-// Lesson 12's fixed-finish launcher, for one GPU: its one-wave grid limit
-// (setup_gpu: SMs x resident blocks of this kernel) and buffers, on `stream`
+// Lesson 12's fixed-finish launcher, for one GPU, with lesson 11's one-wave grid
+// limit (setup_gpu: SMs x resident blocks of this kernel) and buffers, on `stream`
 // (the current device must be that GPU).
 static void reduce_gpu(const float *d_in, size_t n, float *d_out, const Gpu *gp, cudaStream_t stream)
 {
@@ -220,7 +220,9 @@ int main(int argc, char **argv)
 }
 
 // ---- lesson 12's code, less reduce_fixed_kernel's __launch_bounds__ ---------
-// With UNROLL 2 and no bound, thread_sum reads as lesson 11's does.
+// With UNROLL 2 and no bound, thread_sum reads as lesson 11's does; one wave
+// leaves few partials (528 on an H100), so the last block reads them one
+// load at a time, not lesson 12's 32.
 
 // The sum of v over this warp's 32 lanes, in lane 0; all 32 must call it.
 __device__ float warp_sum(float v)
