@@ -13,16 +13,17 @@
  *             (a relaxed atomicInc, answered while the block's loads are in
  *             flight), and the block with the last ticket reads. The other
  *             blocks store their partial and announce it with red.release
- *             (a fence, then an add nobody waits for) and exit at once; the
- *             reader waits (ld.acquire) until all have announced, then adds
- *             the partials as fixed does
+ *             (a fence, then an add nobody waits for) and exit with no
+ *             barrier (thread 0 once its fence is done); the reader waits
+ *             (ld.acquire) until all have announced, then adds the partials
+ *             as fixed does
  *   stamped   the same ticket, and no fence at all: each block stores its sum
- *             and the launch's number as one 64-bit word (one store, seen
- *             whole or not at all) and exits; the reader reads the words in
- *             index order, 16 a thread in flight, and reads again any that
- *             still holds an older launch's number
+ *             and the launch's number as one 64-bit word (a 64-bit relaxed
+ *             load of it sees all of it or none) and exits; the reader
+ *             reads the words in index order, 16 a thread in flight, and
+ *             reads again any that still holds an older launch's number
  *
- * The three fixed finishes add the same partials in the same order: the same
+ * The three deterministic finishes add the same partials in the same order: the same
  * bits every run, whichever block reads. The block with the last ticket can
  * wait for the others safely: each took its ticket earlier, so it is already
  * running, and nothing it does waits for the reader.
@@ -107,8 +108,8 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_fixed_kernel(co
 
 // ---- the reader chosen by a ticket -----------------------------------------
 
-// Takes a ticket, 0..m: the same relaxed atomicInc as count_done, wrapping to
-// 0 after m, without its fences (it orders nothing; it only picks the reader).
+// Takes a ticket, 0..m: count_done's increment, wrapping to 0 after m, without
+// its acquire-release ordering (it orders nothing; it only picks the reader).
 static __device__ unsigned int take_ticket(unsigned int *tickets, unsigned int m)
 {
     unsigned int t;
