@@ -3,7 +3,7 @@
  * every block store its partial, fence (the release half of count_done) and
  * wait for count_done's answer before it can exit; its other 511 threads wait
  * at a barrier meanwhile. This lab times what that costs: lesson 12's kernel
- * (512 threads x 8 float4s, a block per tile of 16 Ki floats) with four
+ * (512 threads x 8 float4s, a block per tile of 16 Ki floats) with eight
  * finishes, in one process, in turns:
  *
  *   atomic    lesson 12's atomic finish (a memset, one atomicAdd per block)
@@ -22,8 +22,16 @@
  *             load of it sees all of it or none) and exits; the reader
  *             reads the words in index order, 16 a thread in flight, and
  *             reads again any that still holds an older launch's number
+ *   stamped_fence, stamped_wait, stamped_both
+ *             stamped, each block ending with part of fixed's exit: thread
+ *             0's fence alone; the whole block waiting for a count with no
+ *             fence; or both, count_done and the whole block waiting, as in
+ *             fixed (the reader is still the last ticket)
+ *   cleared   stamped with 32-bit words and no launch number: the reader puts
+ *             a mark back in each word it has read, and reads a word again
+ *             while it holds the mark; 32 a thread in flight, as fixed
  *
- * The three deterministic finishes add the same partials in the same order: the same
+ * The deterministic finishes add the same partials in the same order: the same
  * bits every run, whichever block reads. The block with the last ticket can
  * wait for the others safely: each took its ticket earlier, so it is already
  * running, and nothing it does waits for the reader.
@@ -169,16 +177,34 @@ static __device__ unsigned long long load_word(const unsigned long long *p)
     asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(x) : "l"(g) : "memory");
     return x;
 }
+// How a stamped block ends, after its store: the three ways between stamped's
+// (exit at once) and fixed's (fence, count, and the whole block waits):
+//   FENCE  thread 0 fences (fence.acq_rel.gpu) and exits; the others exit at once
+//   WAIT   thread 0 counts the block with a relaxed atomicInc (no fence) and
+//          the whole block waits at a barrier for the answer
+//   BOTH   thread 0 counts with count_done (its fence and atomic, as fixed
+//          does) and the whole block waits at a barrier for the answer
+// The count orders nothing and picks nothing: the reader is still the last ticket.
+enum { EXIT_NOW, EXIT_FENCE, EXIT_WAIT, EXIT_BOTH };
+template <int EXIT>
 __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_stamped_kernel(const float *in, size_t n, unsigned long long *words,
-                                                                                 unsigned int *tickets, unsigned int launch, float *out)
+                                                                                 unsigned int *tickets, unsigned int *counted,
+                                                                                 unsigned int launch, float *out)
 {
     __shared__ bool last;
+    __shared__ volatile unsigned int answer; // the count's answer, so that the barrier waits for it
     unsigned int ticket = 0;
     if (threadIdx.x == 0) ticket = take_ticket(tickets, gridDim.x - 1);
     float v = thread_sum(in, n);
     if (threadIdx.x == 0) last = (ticket == gridDim.x - 1);
     v = block_sum(v);
-    if (threadIdx.x == 0) store_word(&words[blockIdx.x], (unsigned long long)launch << 32 | __float_as_uint(v));
+    if (threadIdx.x == 0) {
+        store_word(&words[blockIdx.x], (unsigned long long)launch << 32 | __float_as_uint(v));
+        if (EXIT == EXIT_FENCE) asm volatile("fence.acq_rel.gpu;" ::: "memory");
+        if (EXIT == EXIT_WAIT) answer = take_ticket(counted, gridDim.x - 1);
+        if (EXIT == EXIT_BOTH) answer = count_done(counted, gridDim.x - 1);
+    }
+    if (EXIT == EXIT_WAIT || EXIT == EXIT_BOTH) __syncthreads();
     if (!last) return;
     __syncthreads(); // block_sum's slots free again
     v = 0.0f;
@@ -204,11 +230,67 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_stamped_kernel(
     if (threadIdx.x == 0) *out = v;
 }
 
+// cleared: the ticket and no fence, as stamped, with 32-bit words. A word
+// that holds EMPTY has no sum yet: the reader reads each word until it holds
+// something else, then puts EMPTY back for the next launch. EMPTY is one NaN
+// (all bits set); a block whose sum has exactly those bits stores another NaN.
+#define EMPTY 0xffffffffu
+static __device__ void store_u32(unsigned int *p, unsigned int x)
+{
+    size_t g = __cvta_generic_to_global(p);
+    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(g), "r"(x) : "memory");
+}
+static __device__ unsigned int load_u32(const unsigned int *p)
+{
+    unsigned int x;
+    size_t g = __cvta_generic_to_global(p);
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(x) : "l"(g) : "memory");
+    return x;
+}
+__global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_cleared_kernel(const float *in, size_t n, unsigned int *words,
+                                                                                 unsigned int *tickets, float *out)
+{
+    __shared__ bool last;
+    unsigned int ticket = 0;
+    if (threadIdx.x == 0) ticket = take_ticket(tickets, gridDim.x - 1);
+    float v = thread_sum(in, n);
+    if (threadIdx.x == 0) last = (ticket == gridDim.x - 1);
+    v = block_sum(v);
+    if (threadIdx.x == 0) {
+        unsigned int x = __float_as_uint(v);
+        store_u32(&words[blockIdx.x], x == EMPTY ? 0x7fffffffu : x);
+    }
+    if (!last) return;
+    __syncthreads(); // block_sum's slots free again
+    v = 0.0f;
+    for (unsigned int b = threadIdx.x; b < gridDim.x; b += 4 * UNROLL * BLOCK_SIZE) {
+        unsigned int w[4 * UNROLL];
+        bool empty = false;
+#pragma unroll
+        for (int u = 0; u < 4 * UNROLL; u++) w[u] = b + u * BLOCK_SIZE < gridDim.x ? load_u32(&words[b + u * BLOCK_SIZE]) : 0u;
+#pragma unroll
+        for (int u = 0; u < 4 * UNROLL; u++) empty |= w[u] == EMPTY;
+        if (empty) { // a block that has not stored yet: read its word until it has
+#pragma unroll
+            for (int u = 0; u < 4 * UNROLL; u++)
+                while (w[u] == EMPTY) w[u] = load_u32(&words[b + u * BLOCK_SIZE]);
+        }
+#pragma unroll
+        for (int u = 0; u < 4 * UNROLL; u++)
+            if (b + u * BLOCK_SIZE < gridDim.x) words[b + u * BLOCK_SIZE] = EMPTY; // seen by the next launch
+#pragma unroll
+        for (int u = 0; u < 4 * UNROLL; u++) v += __uint_as_float(w[u]);
+    }
+    v = block_sum(v);
+    if (threadIdx.x == 0) *out = v;
+}
+
 // ---- launch ------------------------------------------------------------------
 
 static float *g_partials;
 static unsigned long long *g_words;
-static unsigned int *g_retired, *g_tickets, *g_done;
+static unsigned int *g_cwords;
+static unsigned int *g_retired, *g_tickets, *g_done, *g_counted;
 static unsigned int g_launch; // the stamped launches' number, from 1
 
 static size_t tiles12(size_t n) { return (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); } // lesson 12's grid
@@ -232,13 +314,20 @@ static void sum_ticketed(const float *d_in, size_t n, float *d_out)
     reduce_ticketed_kernel<<<(unsigned int)tiles12(n), BLOCK_SIZE>>>(d_in, n, g_partials, g_tickets, g_done, d_out);
     CUDA_CHECK_LAST();
 }
+template <int EXIT>
 static void sum_stamped(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); return; }
     // Every launch stores every word of its grid, so a word left by an earlier
     // launch holds launch - 1 (or 0, from run's memset): never this launch's
     // number, even after the count wraps at 2^32.
-    reduce_stamped_kernel<<<(unsigned int)tiles12(n), BLOCK_SIZE>>>(d_in, n, g_words, g_tickets, ++g_launch, d_out);
+    reduce_stamped_kernel<EXIT><<<(unsigned int)tiles12(n), BLOCK_SIZE>>>(d_in, n, g_words, g_tickets, g_counted, ++g_launch, d_out);
+    CUDA_CHECK_LAST();
+}
+static void sum_cleared(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); return; }
+    reduce_cleared_kernel<<<(unsigned int)tiles12(n), BLOCK_SIZE>>>(d_in, n, g_cwords, g_tickets, d_out);
     CUDA_CHECK_LAST();
 }
 
@@ -252,19 +341,27 @@ static int run(Options opt)
     CUDA_CHECK(cudaMalloc((void **)&g_partials, tiles * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g_words, tiles * sizeof(unsigned long long)));
     CUDA_CHECK(cudaMemset(g_words, 0, tiles * sizeof(unsigned long long)));
-    CUDA_CHECK(cudaMalloc((void **)&g_retired, 3 * sizeof(unsigned int)));
-    CUDA_CHECK(cudaMemset(g_retired, 0, 3 * sizeof(unsigned int)));
+    CUDA_CHECK(cudaMalloc((void **)&g_cwords, tiles * sizeof(unsigned int)));
+    CUDA_CHECK(cudaMemset(g_cwords, 0xff, tiles * sizeof(unsigned int))); // every word EMPTY
+    CUDA_CHECK(cudaMalloc((void **)&g_retired, 4 * sizeof(unsigned int)));
+    CUDA_CHECK(cudaMemset(g_retired, 0, 4 * sizeof(unsigned int)));
     g_tickets = g_retired + 1;
     g_done = g_retired + 2;
+    g_counted = g_retired + 3;
     g_launch = 0;
     SumVariant v[] = {
         {"atomic", sum_atomic, &in},
         {"fixed", sum_fixed, &in},
         {"ticketed", sum_ticketed, &in},
-        {"stamped", sum_stamped, &in},
+        {"stamped", sum_stamped<EXIT_NOW>, &in},
+        {"stamped_fence", sum_stamped<EXIT_FENCE>, &in},
+        {"stamped_wait", sum_stamped<EXIT_WAIT>, &in},
+        {"stamped_both", sum_stamped<EXIT_BOTH>, &in},
+        {"cleared", sum_cleared, &in},
     };
     run_variants(&opt, v, (int)(sizeof v / sizeof v[0]));
     CUDA_CHECK(cudaFree(g_retired));
+    CUDA_CHECK(cudaFree(g_cwords));
     CUDA_CHECK(cudaFree(g_words));
     CUDA_CHECK(cudaFree(g_partials));
     free_input(&in);
