@@ -1,5 +1,5 @@
 /*
- * Lab 12: the fixed finish without its fence. Lesson 12's fixed finish makes
+ * Lab 12: what the fixed finish waits for. Lesson 12's fixed finish makes
  * every block store its partial, fence (the release half of count_done) and
  * wait for count_done's answer before it can exit; its other 511 threads wait
  * at a barrier meanwhile. This lab times what that costs: lesson 12's kernel
