@@ -318,9 +318,10 @@ template <int EXIT>
 static void sum_stamped(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); return; }
-    // Every launch stores every word of its grid, so a word left by an earlier
-    // launch holds launch - 1 (or 0, from run's memset): never this launch's
-    // number, even after the count wraps at 2^32.
+    // run() allocates and zeroes the words for each n, and every launch of
+    // that n stores every word of its grid, so a word left by an earlier
+    // launch holds launch - 1 (or 0): never this launch's number, even after
+    // the count wraps at 2^32.
     reduce_stamped_kernel<EXIT><<<(unsigned int)tiles12(n), BLOCK_SIZE>>>(d_in, n, g_words, g_tickets, g_counted, ++g_launch, d_out);
     CUDA_CHECK_LAST();
 }
