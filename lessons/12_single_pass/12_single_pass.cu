@@ -16,7 +16,7 @@
  * not fit yet start as others end, and the grid depends on n alone.
  * What is left: the sums still meet in global memory. On Hopper a cluster's
  * blocks can add through each other's shared memory (lesson 13); measured,
- * that does not pay, because this finish is already a small share of the time.
+ * that does not pay (lesson 13's notes say why).
  *
  *     make lesson12 && ./lesson12
  *     ./lesson12 -n 2^20+3 --offset 3 -d uniform --check
@@ -26,7 +26,7 @@
 #define BLOCK_SIZE 512 // threads per block, a multiple of 32: at 2^30 it beat 256 and 1024, by under 1%
                        // (lesson 12's kernel, an earlier build: results/tune-lesson12-nvidia-h200.txt)
 #define UNROLL 8       // float4 loads each thread issues before adding any (lesson 11: 2): a block per
-                       // tile needs the bytes in flight (notes.md, Little's law; lab/12_tiles.md)
+                       // tile needs the bytes in flight (lesson 11's notes, Little's law; lab/12_tiles.md)
 #define MIN_BLOCKS 2   // __launch_bounds__: 2 blocks an SM leave ptxas 64 registers a thread, room for all
                        // UNROLL loads at once (unbounded, it keeps 32 and starts adding after 4)
 #define WARPS (BLOCK_SIZE / 32)
