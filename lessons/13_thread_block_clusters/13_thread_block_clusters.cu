@@ -38,7 +38,7 @@ static __global__ void reduce_fixed_kernel(const float *in, size_t n, float *par
 
 // (a) cluster: any grid of BLOCK_SIZE-thread blocks in clusters, reading in[0..n)
 // once; rank 0 of each cluster adds its blocks' sums into *out (0 before the
-// launch). sm_90 code only: older targets build an empty body, never launched.
+// launch). sm_90 only: older targets get an empty body (notes.md, Pitfalls).
 __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_cluster_kernel(const float *in, size_t n, float *out)
 {
 #if __CUDA_ARCH__ >= 900
