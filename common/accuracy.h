@@ -186,7 +186,7 @@ static inline void say_cccl_left_out(const Options *opt, size_t n)
 #else
     static int said; // once per process: it holds for every run
     (void)n;
-    if (!said++) fprintf(opt->csv ? stderr : stdout, "# cccl_gpu_to_gpu skipped: it needs CUB 3.1 or newer (this build has %d.%d)\n",
+    if (!said++) fprintf(opt->csv ? stderr : stdout, "# cccl_gpu_to_gpu skipped: it needs CUB 3.4 or newer (this build has %d.%d)\n",
                          CUB_VERSION / 100000, CUB_VERSION / 100 % 1000);
 #endif
 }
@@ -210,7 +210,7 @@ static inline void reduce_cccl_gpu_to_gpu(const float *d_in, size_t n, float *d_
     CUDA_CHECK(cub::DeviceReduce::Sum(d_in, d_out, n, CCCL_ENV(gpu_to_gpu)));
 }
 #else
-#define reduce_cccl_gpu_to_gpu NULL // needs CUB 3.1 or newer: the variant is skipped
+#define reduce_cccl_gpu_to_gpu NULL // needs CUB 3.4 or newer: the variant is skipped
 static inline void scratch_sizing(void) {} // no environment, so no scratch to size or free
 static inline void scratch_sized(void) {}
 static inline void scratch_free(void) {}

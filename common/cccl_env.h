@@ -1,20 +1,26 @@
-// cccl_env.h -- CUB's determinism levels (CCCL 3.1+) with no allocation in the timing.
+// cccl_env.h -- CUB's determinism levels (CCCL 3.4+) with no allocation in the timing.
 //
 // For lessons 14 and 15 (nvcc, C++17). Include it after harness.h. With CUB
-// 3.1 or newer HAVE_DETERMINISM is 1 and CCCL_ENV(level) is an execution
+// 3.4 or newer HAVE_DETERMINISM is 1 and CCCL_ENV(level) is an execution
 // environment that asks for a determinism level (not_guaranteed, run_to_run,
 // gpu_to_gpu) and hands CUB our scratch buffer; with an older CUB,
-// HAVE_DETERMINISM is 0 and the lessons leave those rows out.
+// HAVE_DETERMINISM is 0 and the lessons leave those rows out. The levels
+// came in CUB 3.1, but before 3.4 CUB asks a memory resource for bytes with
+// no alignment, which this resource does not take (and 3.1's gpu_to_gpu
+// takes no 64-bit size): those builds leave the rows out too.
 #ifndef CCCL_ENV_H
 #define CCCL_ENV_H
 
 #include <cub/version.cuh>
-#if CUB_VERSION >= 300100 // determinism levels through an execution environment
+#if CUB_VERSION >= 300400 // determinism levels through an execution environment, our scratch
 #define HAVE_DETERMINISM 1
 #include <cuda/std/execution>
 #include <cuda/stream_ref>
 #else
 #define HAVE_DETERMINISM 0
+#if CUB_VERSION >= 300100
+#pragma message("CUB 3.1 to 3.3: the cccl_* rows need CUB 3.4 or newer and are left out")
+#endif
 #endif
 // CCCL 3.5.0's gpu_to_gpu sum is wrong from about 2^30 elements on: right at
 // 2^29 + 1, wrong at 2^30 - 1 and above, also with CUB's own allocator and no

@@ -17,7 +17,7 @@
  *   fixed   lesson 12's (b): partials, count_done, the last block adds them
  *           in index order (the same bits every run)
  * Variants, timed in turns in one process: cub, cccl_not_guaranteed (CUB
- * 3.1+), atomic, acc, fixed (one wave, lesson 11's loop), tile_atomic,
+ * 3.4+), atomic, acc, fixed (one wave, lesson 11's loop), tile_atomic,
  * tile_acc, tile_fixed (one tile per block), tile_atomic_w1/_w4/_w16,
  * tile_acc_w4, tile_fixed_w1/_w4/_w16. The tile shape is a build option.
  * lab/12_tiles.md has what they gave.
@@ -27,7 +27,7 @@
  */
 #include "harness.h"
 #include <cub/device/device_reduce.cuh>
-#include "cccl_env.h" // CUB 3.1+: HAVE_DETERMINISM, CCCL_ENV(level) with our scratch
+#include "cccl_env.h" // CUB 3.4+: HAVE_DETERMINISM, CCCL_ENV(level) with our scratch
 
 #define BLOCK_SIZE 512 // lesson 11's block and loads per thread (lesson 12 reads 8)
 #define UNROLL 2

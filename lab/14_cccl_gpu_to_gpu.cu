@@ -17,10 +17,10 @@
  *
  *     make lab_14_cccl_gpu_to_gpu CCCL_HOME=/path/to/cccl && ./lab_14_cccl_gpu_to_gpu
  *
- * It needs CUB 3.1 or newer, and about 8.6 GB of GPU memory (2^31 - 1 floats).
+ * It needs CUB 3.4 or newer, and about 8.6 GB of GPU memory (2^31 - 1 floats).
  */
 #include "harness.h"
-#include "cccl_env.h" // HAVE_DETERMINISM: CUB 3.1 or newer
+#include "cccl_env.h" // HAVE_DETERMINISM: CUB 3.4 or newer
 #include <cub/device/device_reduce.cuh>
 
 // x[i]: an odd integer in [-15, 15] from a hash of i.

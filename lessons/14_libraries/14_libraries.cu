@@ -9,7 +9,7 @@
  * cub and cccl_run_to_run (the same bits every run); cccl_gpu_to_gpu gives the
  * same bits on every GPU (lesson 15 has ours). Then thrust::reduce and
  * cccl_not_guaranteed_alloc (both allocate in every call) and cublasSasum (sum
- * |x|). The cccl_* rows need CUB 3.1 or newer (CCCL_HOME=DIR).
+ * |x|). The cccl_* rows need CUB 3.4+ (CCCL_HOME=DIR); with CUB 3.1 to 3.3 the build says why not.
  *
  *     make lesson14 && ./lesson14 -n 2^24
  *     make lesson14 CCCL_HOME=/path/to/cccl && ./lesson14 -n 2^20,2^24,2^28
@@ -20,7 +20,7 @@
 #include <thrust/execution_policy.h>
 #include <thrust/reduce.h>
 #include <cublas_v2.h>
-#include "cccl_env.h" // CUB 3.1+: HAVE_DETERMINISM, CCCL_ENV(level) with our scratch, CCCL_G2G_TRUSTED
+#include "cccl_env.h" // CUB 3.4+: HAVE_DETERMINISM, CCCL_ENV(level) with our scratch, CCCL_G2G_TRUSTED
 
 #define BLOCK_SIZE 512 // threads per block, a multiple of 32: at 2^30 it beat 256 and 1024, by under 1%
                        // (lesson 12's kernel, an earlier build: results/tune-lesson12-nvidia-h200.txt)

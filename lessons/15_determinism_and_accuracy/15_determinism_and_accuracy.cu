@@ -7,7 +7,7 @@
  * "atomic" and "fixed" (fp32, its two finishes), "kahan" (fixed; each thread
  * carries a Neumaier compensation), "fp64" (fixed, in doubles), "gpu_to_gpu"
  * (fp32 in an order fixed by n and alignment alone, whatever the grid and
- * block size: the same bits on an H100 and an H200), beside CUB (and its gpu_to_gpu level from CUB 3.1). A table gives
+ * block size: the same bits on an H100 and an H200), beside CUB (and its gpu_to_gpu level from CUB 3.4). A table gives
  * each one's bit patterns in 100 runs and its error against an EXACT sum, on
  * three inputs. What remains: kahan's compensation stops at each chain (a
  * thread's, the last block's); the tree between them adds plain floats.
@@ -16,7 +16,7 @@
  *     ./lesson15 -n 2^20+3 -d uniform --check   # checks only, 20 repeats
  */
 #include "harness.h"
-#include "cccl_env.h" // CUB 3.1+: HAVE_DETERMINISM, CCCL_ENV(level) with our scratch (lesson 14)
+#include "cccl_env.h" // CUB 3.4+: HAVE_DETERMINISM, CCCL_ENV(level) with our scratch (lesson 14)
 #include "accuracy.h" // CUB's two sums, the "cancel" input, the exact sum, bit patterns, the table
 
 #define UNROLL 4          // float4 loads in flight per thread and trip: on an H100 within 1% of 1 and 2 (lab/15_unroll.md)
