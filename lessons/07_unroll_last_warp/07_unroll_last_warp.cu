@@ -49,7 +49,7 @@ __device__ float warp_reduce(float *sdata, unsigned int tid)
     // Race-free: each step reads into a register, waits, writes, waits.
     // __syncwarp() is a barrier and a memory fence for the warp's lanes, so
     // the compiler cannot keep sdata in registers across it either. For
-    // sm_90 the SASS shows each one as a NOP here (why: notes.md), but only
+    // sm_90 the SASS shows each one as a NOP here (what that means: notes.md), but only
     // the barrier in the source makes the order a promise.
     float v = sdata[tid] + sdata[tid + 32]; // both written before the last __syncthreads()
     sdata[tid] = v;
