@@ -122,7 +122,7 @@ static float *g_partials;        // one partial per block
 static unsigned int *g_retired;  // the blocks-done counter, zeroed once in run
 static fixed_fn g_fixed;         // which fixed kernel reduce_fixed launches
 
-// Lesson 12's fixed grid: a full GPU's worth of blocks, at most one per tile of n (4 * TILE floats).
+// Lesson 11's grid: a full GPU's worth of blocks, at most one per tile of n (4 * TILE floats).
 static int grid_blocks(size_t n)
 {
     size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
@@ -158,7 +158,7 @@ static int run(Options opt)
     snprintf(fixed_name, sizeof fixed_name, "fixed_u%d", UNROLL);
     snprintf(fences_name, sizeof fences_name, "fixed_fences_u%d", UNROLL);
     Input in = make_input(&opt); // also reads the SM count into g_dev
-    // Lesson 12's fixed grid, one wave, for every variant: from the acq_rel fixed kernel.
+    // Lesson 11's grid, one wave, for every variant: from the acq_rel fixed kernel.
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_kernel, BLOCK_SIZE, 0));
     if (per_sm < 1) per_sm = 1;
