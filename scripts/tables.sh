@@ -450,7 +450,7 @@ function t_scaling(mode,   g, k, ks, nk, i, m, ncol, a, b, any, v) {
         if (!nk) continue
         m = procs_sizes(g, ks[nk]); if (!m) continue
         ncol = 0; T[++ncol] = LABEL[g] ": n"; T[++ncol] = "1 GPU"
-        for (i = 1; i <= nk; i++) { T[++ncol] = ks[i] " GPUs"; T[++ncol] = "× 1 GPU" }
+        for (i = 1; i <= nk; i++) { T[++ncol] = ks[i] " GPUs"; T[++ncol] = "× 1 GPU, same run" }
         header(ncol, 1)
         for (i = 1; i <= m; i++) {
             ncol = 0; T[++ncol] = fmt_n(NS[i]); any = 0
