@@ -12,8 +12,8 @@
  *           fits on the GPU at once; the fixed finish only while each block
  *           still reads FIXED_MIN_TILES tiles (each of its blocks waits for
  *           the counter's answer before it exits)
- * Variants: atomic and fixed (the two finishes in one wave: lesson 12's fixed
- * finish's grid; its atomic finish takes a block per tile), *_stream, *_grid and *_rules
+ * Variants: atomic and fixed (the two finishes in one wave, lesson 11's grid;
+ * lesson 12 launches both a block per tile), *_stream, *_grid and *_rules
  * (both rules) of each, and cub (cub::DeviceReduce::Sum, temp sized untimed).
  * lab/14_grid_rules.md has what the rules gave on an H100 and an H200.
  *
@@ -110,7 +110,7 @@ static size_t g_cub_temp_bytes;
 // The stream rule: evict-first for inputs of at most STREAM_BELOW_L2 x L2 bytes.
 static int small_input(size_t n) { return (double)n * sizeof(float) <= STREAM_BELOW_L2 * (double)g_dev.l2_bytes; }
 
-// Lesson 12's fixed grid: one wave, at most a block per tile of n (4 * TILE
+// One wave (lesson 11's grid), at most a block per tile of n (4 * TILE
 // floats). With the grid rule and an input above STREAM_BELOW_L2 x L2, up to
 // OVERSUBSCRIBE waves; for a finish whose blocks wait (fixed), only as many
 // waves as leave each block FIXED_MIN_TILES tiles or more.
