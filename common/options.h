@@ -100,13 +100,15 @@ static inline int is_exercise_program(const char *prog)
 
 static inline void harness_usage(FILE *f, const LessonInfo *info)
 {
-    char n_text[32], b_text[48];
+    char n_text[32], b_text[48], n_default[48];
+    if (is_exercise_program(g_prog)) snprintf(n_default, sizeof n_default, "default: the list below"); // as parse_args does
+    else snprintf(n_default, sizeof n_default, "default %s", count_text(LESSON_DEFAULT_N, n_text, sizeof n_text));
     if (info->block_kind == BLOCK_NONE) snprintf(b_text, sizeof b_text, "not taken: this lesson runs one thread");
     else if (info->block_kind == BLOCK_FIXED) snprintf(b_text, sizeof b_text, "%d, fixed at compile time", info->default_block);
     else snprintf(b_text, sizeof b_text, "power of two, 32..1024; default %d", info->default_block);
     fprintf(f,
             "usage: %s [options]   (%s)\n"
-            "  -n N             elements (e.g. 1048576, 1e6, 2^20, 2^20+3); default %s; 0 allowed\n"
+            "  -n N             elements (e.g. 1048576, 1e6, 2^20, 2^20+3); %s; 0 allowed\n"
             "  -b B             threads per block (%s)\n"
             "  -r R             timed repetitions (default: adaptive, %d..%d, about %.0f s of timing)\n"
             "  -s SEED          input seed, decimal (default %llu)\n"
@@ -122,7 +124,7 @@ static inline void harness_usage(FILE *f, const LessonInfo *info)
             "  An exercise or solution run without -n checks n = 0,1,2,33,1000,2^20+3,2^24\n"
             "                   with both inputs (-d ints,uniform unless -d is given)\n"
             "  -h               this help\n",
-            g_prog, info->lesson, count_text(LESSON_DEFAULT_N, n_text, sizeof n_text),
+            g_prog, info->lesson, n_default,
             b_text,
             MIN_REPS, MAX_REPS, ADAPTIVE_SECONDS, (unsigned long long)DEFAULT_SEED, MAX_OFFSET,
             g_takes_shape ? "  -m ROWS -k COLS  one rows x cols matrix (default: the lesson's listed shapes;\n"

@@ -18,11 +18,12 @@
  *     make exercise15 && ./exercise15     # FAILs until the regions are done
  *     make check E=15                     # every size, input, block size; same bits every run
  *
- * Lines (one per check, for each size and input: its name, n, time or "check
- * only", PASS or FAIL): "kahan_tree" on the default input (checked as
- * usual), and "cancel": the lesson's ill-conditioned input, where the result
- * must be within 2^-23 |sum| + 2^-40 sum|x| of the exact sum (lesson 15's
- * per-thread kahan misses that at large n). The first term is the final
+ * Lines (one per check: its name, n, time or "check only", PASS or FAIL):
+ * "kahan_tree" for each size and -d input (checked as usual), and "cancel",
+ * once per size whatever -d says: the lesson's ill-conditioned input, where
+ * the result must be within 2^-23 |sum| + 2^-40 sum|x| of the exact sum
+ * (lesson 15's per-thread kahan misses that: at 2^26 it returns 16 for
+ * 15.9975595, results/lesson15-<gpu>.txt). The first term is the final
  * rounding of s + c; the second is room for the roundings of the c's own
  * additions. It is a budget that carrying pairs meets on this input, not a
  * bound proven for every input: after a cancellation, a c may be far larger
@@ -123,6 +124,8 @@ __global__ void sum_pair_kernel(const float *in, size_t n, float2 *partials, uns
     __shared__ int am_last;
     if (threadIdx.x == 0) {
         partials[blockIdx.x] = make_float2(p.s, p.c);
+        // lesson 15's count_done written out (fence, count, fence), with atomicAdd
+        // and the last block putting the counter back to 0 below
         __threadfence(); // release: our pair is visible device-wide before the counter counts it
         am_last = atomicAdd(counter, 1u) == gridDim.x - 1;
         if (am_last) __threadfence(); // acquire: the counted pairs are visible to the reads below
