@@ -17,9 +17,13 @@
  *   max_negatives  the same on -1 - |x|, every element at most -1: a thread
  *                  with no element that offers a value above -1 (0, say)
  *                  shows here at the sizes that leave a thread without an
- *                  element (n = 1, 33, 1000, ...). An offer below every
+ *                  element (n = 1, 2, 33, 1000; every n where fewer than
+ *                  256 blocks fit on the GPU). An offer below every
  *                  element (-FLT_MAX, say) gives the right max whenever
  *                  there is an element; n = 0 never reaches the kernel.
+ *                  The float just past its end holds 0: a read past n
+ *                  shows here too (past the input, a NaN guard: fmaxf
+ *                  ignores NaN).
  *
  *     make exercise14 && ./exercise14     # FAILs until the TODO is done
  *     make check E=14                     # every size and input; the speed beside lesson 14's
@@ -94,6 +98,7 @@ static int run(Options opt)
     CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
     float *d_neg = NULL;
     CUDA_CHECK(cudaMalloc((void **)&d_neg, (in.n + 1) * sizeof(float)));
+    CUDA_CHECK(cudaMemset(d_neg + in.n, 0, sizeof(float))); // 0 past the end: above every element
     if (in.n) {
         negatives_kernel<<<1024, 256>>>(in.d_in, in.n, d_neg);
         CUDA_CHECK_LAST();

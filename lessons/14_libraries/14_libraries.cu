@@ -132,7 +132,7 @@ static int run(Options opt)
     if (!said++)
         fprintf(opt.csv ? stderr : stdout, "# CUB %d.%d.%d: %s\n", CUB_VERSION / 100000, CUB_VERSION / 100 % 1000, CUB_VERSION % 100,
                 HAVE_DETERMINISM ? "cccl_* rows: determinism levels through an execution environment"
-                                 : "cccl_* rows skipped (they need CUB 3.1 or newer: make lesson14 CCCL_HOME=DIR)");
+                                 : "cccl_* rows skipped (they need CUB 3.4 or newer: make lesson14 CCCL_HOME=DIR)");
 
     // Both finishes launch a block per tile; SMs x resident blocks is what runs at once.
     int per_sm = 0;
