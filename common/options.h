@@ -101,7 +101,7 @@ static inline int is_exercise_program(const char *prog)
 static inline void harness_usage(FILE *f, const LessonInfo *info)
 {
     char n_text[32], b_text[48], n_default[48];
-    if (is_exercise_program(g_prog)) snprintf(n_default, sizeof n_default, "default: the list below"); // as parse_args does
+    if (is_exercise_program(g_prog)) snprintf(n_default, sizeof n_default, "default: the list below"); // parse_options_r sets it
     else snprintf(n_default, sizeof n_default, "default %s", count_text(LESSON_DEFAULT_N, n_text, sizeof n_text));
     if (info->block_kind == BLOCK_NONE) snprintf(b_text, sizeof b_text, "not taken: this lesson runs one thread");
     else if (info->block_kind == BLOCK_FIXED) snprintf(b_text, sizeof b_text, "%d, fixed at compile time", info->default_block);
