@@ -20,9 +20,9 @@
  *                  element: whenever pass 1 launches fewer than 256 blocks
  *                  (n up to 65,280; every n on a GPU that fits fewer), pass
  *                  2 has idle threads; in the short list, n = 1, 2, 33 and
- *                  1000. An offer below every
- *                  element (-FLT_MAX, say) gives the right max whenever
- *                  there is an element; n = 0 never reaches the kernel.
+ *                  1000. An offer below every element (-FLT_MAX, say)
+ *                  gives the right max whenever there is an element; n = 0
+ *                  never reaches the kernel.
  *                  The float just past its end holds 0: a read past n
  *                  shows here too (past the input, a NaN guard: fmaxf
  *                  ignores NaN).
