@@ -127,9 +127,11 @@ static inline void harness_usage(FILE *f, const LessonInfo *info)
             g_prog, info->lesson, n_default,
             b_text,
             MIN_REPS, MAX_REPS, ADAPTIVE_SECONDS, (unsigned long long)DEFAULT_SEED, MAX_OFFSET,
-            g_takes_shape ? "  -m ROWS -k COLS  one rows x cols matrix (default: the lesson's listed shapes;\n"
-                            "                   -n N alone: N elements in rows of a few widths)\n"
-                          : "",
+            !g_takes_shape ? ""
+            : is_exercise_program(g_prog) ? "  -m ROWS -k COLS  one rows x cols matrix (default: each n of the list below\n"
+                                            "                   in rows of a few widths, as -n N alone does)\n"
+                                          : "  -m ROWS -k COLS  one rows x cols matrix (default: the lesson's listed shapes;\n"
+                                            "                   -n N alone: N elements in rows of a few widths)\n",
             MAX_RUNS);
 }
 
