@@ -323,35 +323,33 @@ static void test_exercise_defaults(void)
     g_takes_shape = 0;
 }
 
-static void test_usage(void)
+// The usage text that program `prog` prints for -h (empty if no temporary file).
+static const char *usage_of(const char *prog)
 {
-    FILE *f = tmpfile();
     static char text[8192];
     size_t got = 0;
     Options o;
+    FILE *f = tmpfile();
     if (f) {
-        parse_prog("./exercise04", "", &o, &runtime_info);
+        parse_prog(prog, "", &o, &runtime_info);
         harness_usage(f, &runtime_info);
         rewind(f);
         got = fread(text, 1, sizeof text - 1, f);
         fclose(f);
     }
     text[got] = '\0';
+    return text;
+}
+
+static void test_usage(void)
+{
+    const char *text = usage_of("./exercise04");
     CHECK(strncmp(text, "usage: exercise04", 17) == 0, "usage: names the program");
     CHECK(strstr(text, "--flush dirty|clean") != NULL, "usage: lists --flush dirty|clean");
     CHECK(strstr(text, "0,1,2,33,1000,2^20+3,2^24") != NULL, "usage: documents the exercise sizes");
     CHECK(strstr(text, "default: the list below;") != NULL && strstr(text, "default 2^") == NULL,
           "usage: an exercise's default n is the list, not the lesson's n");
-    got = 0;
-    f = tmpfile();
-    if (f) {
-        parse_prog("./lesson04", "", &o, &runtime_info);
-        harness_usage(f, &runtime_info);
-        rewind(f);
-        got = fread(text, 1, sizeof text - 1, f);
-        fclose(f);
-    }
-    text[got] = '\0';
+    text = usage_of("./lesson04");
     CHECK(strstr(text, "default 2^20;") != NULL && DEFAULT_N == (size_t)1 << 26,
           "usage: shows the lesson's own default n (LESSON_DEFAULT_N)");
     char buf[32];
