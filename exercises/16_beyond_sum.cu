@@ -18,8 +18,9 @@
  *
  * Lines (one per check, for each size and input: its name, n, time or "check
  * only", PASS or FAIL): "argmin" on the default input (ints have many
- * ties), "argmin_nan" (NaNs planted so that the first one is met after
- * thread 0's in the tree) and "argmin_ties" (the same with copies of a new minimum).
+ * ties), "argmin_nan" (NaNs planted so that the first by index is met
+ * after a later one, and a -inf first) and "argmin_ties" (the same with
+ * copies of a new minimum).
  * The reference is an exact host scan.
  */
 #include "harness.h"
@@ -217,6 +218,7 @@ static int run(Options opt)
         float value = test == 0 ? NAN : -100.0f; // a NaN, or a value below every input (>= -15)
         for (int k = 0; k < 4; k++)
             if (pos[k] < n) h[pos[k]] = value;
+        if (test == 0 && n > 2) h[0] = -INFINITY; // below every value, yet a NaN must still win
         if (n) CUDA_CHECK(cudaMemcpy(d_x, h, n * sizeof(float), cudaMemcpyHostToDevice));
         Job j = {d_x, n};
         run_job(&opt, test == 0 ? "argmin_nan" : "argmin_ties", &j, host_argmin(h, n), 0);

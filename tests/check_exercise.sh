@@ -166,7 +166,8 @@ done <"$WORK/cases.txt"
 
 # ---- 3. sanitizers ---------------------------------------------------------------
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
-SAN_ARGS="-n 4099,33 --check" # two runs in one process: the second must not trip over the first's leftovers
+SAN_ARGS="-n 2^17+3,33 --check" # two runs in one process: the second must not trip over the first's leftovers;
+# 2^17+3 floats take several blocks in every exercise (lesson 12's tiles of 16 Ki floats: 9)
 [ "$((10#$NN))" -ge 11 ] && SAN_ARGS="$SAN_ARGS --offset 1"
 if [ -z "$CS" ]; then
     echo "[sanitizers] compute-sanitizer not found: memcheck, racecheck and synccheck SKIPPED"

@@ -606,7 +606,7 @@ if want gpu; then
             "$CS" --help 2>&1 | grep -q -- '--kernel-name-exclude' && NCCL_EXCLUDE="--kernel-name-exclude kns=nccl"
             for b in $RUNNABLE; do
                 n=${b#lesson}; n=${n#solution}; n=${n#exercise}
-                args="-n 4099,33 --check" # two runs: the second must not trip over the first's leftovers
+                args="-n 2^17+3,33 --check" # two runs: the second must not trip over the first's leftovers; several blocks everywhere
                 [ "$((10#$n))" -ge 11 ] && args="$args --offset 1"
                 # NCCL lessons: NCCL probes kernels built for other GPUs
                 # (cudaFuncGetAttributes -> no kernel image), which memcheck would
