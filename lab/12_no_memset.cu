@@ -1,18 +1,18 @@
 /*
  * Lab 12: the atomic finish without a memset, and without a race. The
  * plain atomic finish zeroes *out with a memset, a second operation on the
- * stream, before the kernel's blocks add into it. The fastest public float
- * sums skip it: block 0 zeroes *out itself. That is a race: nothing orders
- * block 0's store before the other blocks' adds, and an add that lands
- * first is lost. Lesson 12 orders it with a ticket and a flag. This lab
- * times lesson 12's kernel (512 threads x 8 float4s, a block per tile of
- * 16 Ki floats) with three atomic finishes, in one process, in turns:
+ * stream, before the kernel's blocks add into it. A kernel could skip it
+ * and let block 0 zero *out itself. That is a race: nothing orders block
+ * 0's store before the other blocks' adds, and an add that lands first is
+ * lost. Here a ticket and a flag order it. This lab times lesson 12's
+ * kernel (512 threads x 8 float4s, a block per tile of 16 Ki floats) with
+ * three atomic finishes, in one process, in turns:
  *
- *   memset      a memset, then one atomicAdd per block
- *   flag        lesson 12's: no memset. Thread 0 of each block takes a
- *               ticket (a relaxed atomicInc, answered while the block's
- *               loads are in flight). Once its block has read its share, the
- *               thread with ticket 0 zeroes *out, then stores the launch's
+ *   memset      lesson 12's: a memset, then one atomicAdd per block
+ *   flag        no memset. Thread 0 of each block takes a ticket (a relaxed
+ *               atomicInc, answered while the block's loads are in
+ *               flight). Once it has read its own share, the thread with
+ *               ticket 0 zeroes *out, then stores the launch's
  *               number into a flag (a release store). Every other block's
  *               thread 0 loads the flag at the same point (an acquire load,
  *               answered during the block sum) and adds only once the flag
@@ -28,7 +28,10 @@
  * its own zero. Why nothing hangs: a block waits only for the block with
  * ticket 0, which took its ticket before any other, so it is already
  * running, and it waits for nobody before its release store. The flag holds
- * the previous launch's number (or 0), never this one's.
+ * the previous launch's number (or 0), never this one's: launches on the
+ * state are numbered anew on the host and run one at a time (a CUDA graph
+ * replaying a captured launch would repeat its number, and two streams
+ * sharing the state would mix their tickets).
  *
  *     make lab_12_no_memset && ./lab_12_no_memset -n 2^20,2^22,2^24,2^26 --flush clean
  */
@@ -56,7 +59,7 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_memset_kernel(c
 
 // ---- the flag ------------------------------------------------------------------
 
-// flag: the steps of lesson 12's atomic finish (reduce_atomic_kernel there).
+// flag: the zero and the flag's loads after thread 0's own reading.
 // flag_start: the same ticket and flag, but the block with ticket 0 zeroes
 // before its loads and the others read the flag only after the block sum.
 enum { AFTER_READING, AT_START };
@@ -74,7 +77,7 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_flag_kernel(con
         *out = 0.0f;
         flag.store(launch, cuda::memory_order_release); // the zero, then the number
     }
-    unsigned int seen = WHERE == AFTER_READING && threadIdx.x == 0 && ticket ? flag.load(cuda::memory_order_acquire) : 0;
+    unsigned int seen = WHERE == AFTER_READING && threadIdx.x == 0 && ticket ? flag.load(cuda::memory_order_acquire) : ~launch;
     if (threadIdx.x == 0 && ticket == 0) seen = launch;
     v = block_sum(v);
     if (threadIdx.x != 0) return;
