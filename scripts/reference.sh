@@ -65,7 +65,7 @@ for part in $parts; do
         say "make test"
         make test >"$B/test.log" 2>&1
         { echo "# make test on $gpu ($(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -n 1) driver, $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/CUDA \1/p'), $J cores)"
-          echo "# tree: $(git describe --always --dirty 2>/dev/null || echo 'no git here')"
+          echo "# sources: cksum $(LC_ALL=C; cat Makefile common/*.h lessons/*/*.cu exercises/*.cu solutions/*.cu lab/*.cu scripts/*.sh tests/*.sh tests/*.c tests/*.txt | cksum | cut -d' ' -f1) (of Makefile, common/*.h, the lessons', exercises', solutions' and labs' .cu, scripts/*.sh and tests/*.sh, *.c, *.txt, in that order)"
           grep -E '^\[|  FAIL|GPU:|skip ' "$B/test.log"; grep -E '^[0-9]+ passed, [0-9]+ failed' "$B/test.log"; } >"results/test-$slug.txt"
         grep -E '^[0-9]+ passed, [0-9]+ failed' "$B/test.log"
         # the versions behind every other file of this GPU
