@@ -610,11 +610,11 @@ function d_last_block(   lv, order, slots, sx, i, k, x, y, cw, n, b, last) {
 }
 function d_atomic(   y, k, x, r, ord, n, b) {
     open(880, 360, "Lesson 12: the atomic finish, one atomicAdd per block into a zeroed *out")
-    TB(20, 24, "Atomic finish at n = 2^26: a memset, then each of " comma(G) " blocks (one per tile) adds its sum into *out")
+    TB(20, 24, "Atomic finish at n = 2^26: the first block zeroes *out, then each of " comma(G) " blocks adds its sum into it")
     for (r = 1; r <= 2; r++) {
         y = 56 + (r - 1) * 120
         T(20, y + 18, "run " r, 13)
-        box(80, y, 120, 26, SOFT, "memset: *out = 0", 12)
+        box(80, y, 120, 26, SOFT, "first: *out = 0", 12)
         n = split(r == 1 ? "3 0 " G - 1 " . 17" : "0 17 3 . " G - 1, ord, " ")
         for (k = 1; k <= n; k++) {
             x = 220 + (k - 1) * 92; b = ord[k]

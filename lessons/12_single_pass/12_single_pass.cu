@@ -2,26 +2,26 @@
  * Lesson 12: one launch per reduction, two ways to finish it.
  *
  * What changed since lesson 11: the finish, and with it the grid and the
- * loads in flight. Each block sums its share with lesson 11's
- * loop, at 8 float4 loads a thread (UNROLL; lesson 11: 2) under
- * __launch_bounds__, so that a short-lived block still keeps enough bytes on
- * their way; then, in the same launch, the blocks' sums meet:
- *   atomic  each block atomicAdds its sum into *out (zeroed by a memset).
+ * loads in flight. Each block sums its share with lesson 11's loop, at 8
+ * float4 loads a thread (UNROLL; lesson 11: 2) under __launch_bounds__, so
+ * that a short-lived block still keeps enough bytes on their way; then, in
+ * the same launch, the blocks' sums meet:
+ *   atomic  each block atomicAdds its sum into *out, which the first block
+ *           zeroes (no memset; a flag orders the zero before every add).
  *           Blocks finish in a different order every run and float addition
  *           is not associative: a uniform sum's last bits vary run to run.
  *   fixed   last block done: each block stores its sum and counts itself on
  *           a counter (release-acquire); the last to count adds all the sums
- *           in index order. One kernel, no memset, the same bits every run.
+ *           in index order. The same bits every run.
  * Both launch one block per tile, not lesson 11's one wave: blocks that do
  * not fit yet start as others end, and the grid depends on n alone.
- * What is left: the sums still meet in global memory. On Hopper a cluster's
- * blocks can add through each other's shared memory (lesson 13); measured,
- * that does not pay (lesson 13's notes say why).
+ * Clusters could add the sums on chip (lesson 13); measured, that does not pay.
  *
  *     make lesson12 && ./lesson12
  *     ./lesson12 -n 2^20+3 --offset 3 -d uniform --check
  */
 #include "harness.h"
+#include <cuda/atomic> // cuda::atomic_ref: release and acquire on the atomic finish's flag
 
 #define BLOCK_SIZE 512 // threads per block, a multiple of 32: at 2^30 it beat 256 and 1024, by under 1%
                        // (lesson 12's kernel, an earlier build: results/tune-lesson12-nvidia-h200.txt)
@@ -43,23 +43,34 @@ static __device__ float block_sum(float v);
 
 // ---- kernel ---------------------------------------------------------------
 
-// (a) atomic. Any grid of BLOCK_SIZE-thread blocks; together they read
-// in[0..n) once (thread_sum). Each block adds its sum into *out, which must
-// hold 0 before the launch: one atomicAdd per block.
-__global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_atomic_kernel(const float *in, size_t n, float *out)
+// (a) atomic. Any grid of BLOCK_SIZE-thread blocks reading in[0..n) once; each block adds its sum
+// into *out with one atomicAdd. No memset: thread 0 of the block that takes ticket 0 (the first to
+// ask) zeroes *out once it has read its own share, then stores this launch's number into state[1]
+// (release). Every other block adds only after it has read that number there (acquire): after the
+// zero. It waits for a block that is already running, and that block waits for nobody.
+__global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_atomic_kernel(const float *in, size_t n, unsigned int *state, unsigned int launch, float *out)
 {
-    float v = block_sum(thread_sum(in, n)); // every thread calls block_sum
-    if (threadIdx.x == 0) atomicAdd(out, v); // one atomic per block, in whatever order blocks finish
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> flag(state[1]);
+    unsigned int ticket = threadIdx.x == 0 ? atomicInc(&state[0], gridDim.x - 1) : 1; // relaxed; back during the loads
+    float v = thread_sum(in, n);
+    if (ticket == 0) {
+        *out = 0.0f;
+        flag.store(launch, cuda::memory_order_release); // the zero, then the number
+    }
+    unsigned int seen = threadIdx.x == 0 && ticket ? flag.load(cuda::memory_order_acquire) : launch; // back during block_sum
+    v = block_sum(v); // every thread calls block_sum
+    if (threadIdx.x != 0) return;
+    while (seen != launch) seen = flag.load(cuda::memory_order_acquire); // until the zero is visible
+    atomicAdd(out, v); // one atomic per block, in whatever order blocks finish
 }
 
-// Counts the calling block done; returns the count before it. atomicInc(p, m)
-// stores (old >= m ? 0 : old + 1): the blocks see 0..m in some order, and the
-// one that sees m also puts the counter back to 0 for the next launch.
+// Counts the calling block done; returns the count before it. atomicInc(p, m) stores
+// (old >= m ? 0 : old + 1): the blocks see 0..m in some order, and the one that sees m
+// also puts the counter back to 0 for the next launch.
 //   release  the partial stored before the count is visible to all who see it;
 //   acquire  the block that sees m sees every partial stored before the counts.
-// One atom.acq_rel does both (sm_70+). Older GPUs, which CUDA 12 still builds
-// for but this tutorial does not run on, need a full fence on each side of a
-// plain atomicInc.
+// One atom.acq_rel does both (sm_70+). Older GPUs, which CUDA 12 still builds for but this
+// tutorial does not run on, need a full fence on each side of a plain atomicInc.
 __device__ unsigned int count_done(unsigned int *retired, unsigned int m)
 {
     unsigned int old;
@@ -89,11 +100,9 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_fixed_kernel(co
     }
     __syncthreads(); // hands `last`, and what thread 0 acquired, to the whole block
     if (!last) return; // the same for every thread of the block: no barrier below is split
-    // Partials t, t + BLOCK_SIZE, ... in index order, then the same tree: which
-    // block is last varies, the order of the additions does not. 4 * UNROLL
-    // loads in flight (thread_sum's floats a round): 2^30 floats leave 65,536
-    // partials, four round trips to L2. __ldcg (read at L2, not L1) orders
-    // nothing: the acquire in count_done makes the partials visible.
+    // Partials t, t + BLOCK_SIZE, ... in index order, then the same tree: which block is last
+    // varies, the order of the additions does not. 4 * UNROLL loads in flight: 65,536 partials
+    // at 2^30, four trips to L2. __ldcg (at L2) orders nothing: count_done's acquire does.
     v = 0.0f;
     for (unsigned int b = threadIdx.x; b < gridDim.x; b += 4 * UNROLL * BLOCK_SIZE) {
         float w[4 * UNROLL];
@@ -111,31 +120,30 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_fixed_kernel(co
 static int g_max_blocks;         // SMs x resident blocks per SM: lesson 11's one wave (set by run)
 static float *g_partials;        // one partial per block (run sizes it for its n)
 static unsigned int *g_retired;  // the blocks-done counter, zeroed by run before its first launch
+static unsigned int *g_state;    // after it, the atomic finish's ticket counter and flag (also zeroed)
 
-// The fixed finish: lesson 11's launcher with its second launch gone (the last
-// block adds the partials), and one block per tile, not one wave: blocks that do
-// not fit yet start as others end. The grid depends on n alone.
+// The fixed finish: lesson 11's launcher with its second launch gone (the last block
+// adds the partials), and one block per tile, not one wave: the grid depends on n alone.
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { // the sum of nothing is 0; nothing to launch
         CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
         return;
     }
-    // One block per 4 * TILE floats of n (a round of TILE float4s): n = 1000
-    // gets 1 block, n = 16385 two, 2^30 floats 65,536. (gridDim.x's limit,
-    // 2^31 - 1 blocks, would take 2^45 floats: 128 TiB.)
+    // One block per 4 * TILE floats of n (a round of TILE float4s): n = 1000 gets 1 block, n = 16385
+    // two, 2^30 floats 65,536. (gridDim.x's limit, 2^31 - 1 blocks, would take 2^45 floats: 128 TiB.)
     size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
     reduce_fixed_kernel<<<(unsigned int)wanted, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch
     CUDA_CHECK_LAST();
 }
 
-// The atomic finish: a memset, then the same grid.
+// The atomic finish: the same grid, no memset (n = 0: one block zeroes *out). Each launch needs a new
+// number, and one launch at a time on g_state (one stream; a graph replay would repeat a number).
+static unsigned int g_launch; // the atomic launches so far, from 1: this one's number
 static void reduce_atomic(const float *d_in, size_t n, float *d_out)
 {
-    CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); // the blocks add into it
-    if (n == 0) return;
-    size_t blocks = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
-    reduce_atomic_kernel<<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, d_out);
+    size_t blocks = n ? (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE) : 1;
+    reduce_atomic_kernel<<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, g_state, ++g_launch, d_out);
     CUDA_CHECK_LAST();
 }
 
@@ -143,14 +151,12 @@ static void reduce_atomic(const float *d_in, size_t n, float *d_out)
 
 static const LessonInfo info = {"12_single_pass", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
 
-// One run for one set of options. main() calls it once for every combination
-// of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
+// One run per combination of the listed -n, -s, -d, --offset and -b values (run_lesson, common/harness.h).
 static int run(Options opt)
 {
     Input in = make_input(&opt); // also reads the SM count into g_dev
-    // How many blocks of this kernel fit on one SM at once, given its
-    // registers, shared memory and threads: lesson 11's grid, here only what
-    // runs at once (both finishes launch a block per tile; the bytes in flight).
+    // How many blocks of this kernel fit on one SM at once, given its registers, shared memory and
+    // threads: lesson 11's grid, here only what runs at once (both finishes launch a block per tile).
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_kernel, BLOCK_SIZE, 0));
     if (per_sm < 1) per_sm = 1;
@@ -160,8 +166,9 @@ static int run(Options opt)
         printf("grid: %zu blocks of %d threads, one per tile; %d SMs x %d resident blocks = %d at once\n", tiles,
                BLOCK_SIZE, g_dev.sm_count, per_sm, g_max_blocks);
     CUDA_CHECK(cudaMalloc((void **)&g_partials, (tiles + 1) * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g_retired, sizeof(unsigned int)));
-    CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
+    CUDA_CHECK(cudaMalloc((void **)&g_retired, 3 * sizeof(unsigned int)));
+    CUDA_CHECK(cudaMemset(g_retired, 0, 3 * sizeof(unsigned int))); // no block counted, no ticket taken, no launch seen
+    g_state = g_retired + 1;
     run_variant(&opt, &in, "atomic", reduce_atomic);
     run_variant(&opt, &in, "fixed", reduce_gpu);
     CUDA_CHECK(cudaFree(g_retired));

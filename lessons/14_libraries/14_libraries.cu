@@ -15,6 +15,7 @@
  *     make lesson14 CCCL_HOME=/path/to/cccl && ./lesson14 -n 2^20,2^24,2^28
  */
 #include "harness.h"
+#include <cuda/atomic> // cuda::atomic_ref: release and acquire on the atomic finish's flag (lesson 12)
 #include <cub/device/device_reduce.cuh>
 #include <thrust/device_ptr.h>
 #include <thrust/execution_policy.h>
@@ -52,6 +53,7 @@ static __device__ float block_sum(float v);
 static int g_max_blocks;         // SMs x resident blocks per SM: lesson 11's one wave (set in run)
 static float *g_partials;        // one partial per block
 static unsigned int *g_retired;  // the blocks-done counter, zeroed once in run
+static unsigned int *g_state;    // after it, the atomic finish's ticket counter and flag (also zeroed)
 __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out);
 static void reduce_atomic(const float *d_in, size_t n, float *d_out);
 static void reduce_gpu(const float *d_in, size_t n, float *d_out);
@@ -144,8 +146,9 @@ static int run(Options opt)
         printf("grid: %zu blocks of %d threads, one per tile; %d SMs x %d resident blocks = %d at once\n", tiles,
                BLOCK_SIZE, g_dev.sm_count, per_sm, g_max_blocks);
     CUDA_CHECK(cudaMalloc((void **)&g_partials, (tiles + 1) * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g_retired, sizeof(unsigned int)));
-    CUDA_CHECK(cudaMemset(g_retired, 0, sizeof(unsigned int)));
+    CUDA_CHECK(cudaMalloc((void **)&g_retired, 3 * sizeof(unsigned int)));
+    CUDA_CHECK(cudaMemset(g_retired, 0, 3 * sizeof(unsigned int))); // no block counted, no ticket taken, no launch seen
+    g_state = g_retired + 1;
     // Everything a library needs besides the call itself, outside the timer.
     CUDA_CHECK(cub_sum(NULL, &g_cub_temp_bytes, in.d_in, NULL, in.n)); // query only
     CUDA_CHECK(cudaMalloc(&g_cub_temp, g_cub_temp_bytes > 0 ? g_cub_temp_bytes : 1));
@@ -200,23 +203,29 @@ int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }
 
 // ---- unchanged from lesson 12 --------------------------------------------
 
-// (a) atomic. Any grid of BLOCK_SIZE-thread blocks; together they read
-// in[0..n) once (thread_sum). Each block adds its sum into *out, which must
-// hold 0 before the launch: one atomicAdd per block.
-__global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_atomic_kernel(const float *in, size_t n, float *out)
+// (a) atomic. Any grid of BLOCK_SIZE-thread blocks reading in[0..n) once; each block adds its sum
+// into *out with one atomicAdd. No memset: thread 0 of the block that takes ticket 0 (the first to
+// ask) zeroes *out once it has read its own share, then stores this launch's number into state[1]
+// (release). Every other block adds only after it has read that number there (acquire): after the
+// zero. It waits for a block that is already running, and that block waits for nobody.
+__global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_atomic_kernel(const float *in, size_t n, unsigned int *state, unsigned int launch, float *out)
 {
-    float v = block_sum(thread_sum(in, n)); // every thread calls block_sum
-    if (threadIdx.x == 0) atomicAdd(out, v); // one atomic per block, in whatever order blocks finish
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> flag(state[1]);
+    unsigned int ticket = threadIdx.x == 0 ? atomicInc(&state[0], gridDim.x - 1) : 1; // relaxed; back during the loads
+    float v = thread_sum(in, n);
+    if (ticket == 0) {
+        *out = 0.0f;
+        flag.store(launch, cuda::memory_order_release); // the zero, then the number
+    }
+    unsigned int seen = threadIdx.x == 0 && ticket ? flag.load(cuda::memory_order_acquire) : launch; // back during block_sum
+    v = block_sum(v); // every thread calls block_sum
+    if (threadIdx.x != 0) return;
+    while (seen != launch) seen = flag.load(cuda::memory_order_acquire); // until the zero is visible
+    atomicAdd(out, v); // one atomic per block, in whatever order blocks finish
 }
 
-// Counts the calling block done; returns the count before it. atomicInc(p, m)
-// stores (old >= m ? 0 : old + 1): the blocks see 0..m in some order, and the
-// one that sees m also puts the counter back to 0 for the next launch.
-//   release  the partial stored before the count is visible to all who see it;
-//   acquire  the block that sees m sees every partial stored before the counts.
-// One atom.acq_rel does both (sm_70+). Older GPUs, which CUDA 12 still builds
-// for but this tutorial does not run on, need a full fence on each side of a
-// plain atomicInc.
+// Counts the calling block done; returns the count before it (0..m; m puts it back to 0):
+// release and acquire, so the block that sees m sees every partial (lesson 12's notes).
 __device__ unsigned int count_done(unsigned int *retired, unsigned int m)
 {
     unsigned int old;
@@ -232,10 +241,8 @@ __device__ unsigned int count_done(unsigned int *retired, unsigned int m)
     return old;
 }
 
-// (b) fixed. Any grid of BLOCK_SIZE-thread blocks, reading in[0..n) once. Each
-// block stores its sum in partials[blockIdx.x]; the last block to count itself
-// adds partials[0..gridDim.x) in index order into *out. *retired must be 0
-// before the first launch; each launch leaves it 0.
+// (b) fixed. Each block stores its sum in partials[blockIdx.x]; the last to count itself adds
+// partials[0..gridDim.x) in index order into *out. *retired: 0 before the first launch, and after each.
 __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out)
 {
     __shared__ bool last; // is this block the last one to count itself?
@@ -272,22 +279,17 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
     CUDA_CHECK_LAST();
 }
 
-// The atomic finish: a memset, then the same grid.
+// The atomic finish: the same grid, no memset (n = 0: one block zeroes *out). Each launch needs a new
+// number, and one launch at a time on g_state (one stream; a graph replay would repeat a number).
+static unsigned int g_launch; // the atomic launches so far, from 1: this one's number
 static void reduce_atomic(const float *d_in, size_t n, float *d_out)
 {
-    CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); // the blocks add into it
-    if (n == 0) return;
-    size_t blocks = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
-    reduce_atomic_kernel<<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, d_out);
+    size_t blocks = n ? (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE) : 1;
+    reduce_atomic_kernel<<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, g_state, ++g_launch, d_out);
     CUDA_CHECK_LAST();
 }
 
-// The sum of v over the 32 lanes of this warp, in lane 0 (the other lanes
-// end with partial sums). At each step lane k adds the value of lane
-// k + offset: offsets 16, 8, 4, 2, 1 halve the live values, as the tree did,
-// but register to register. __shfl_down_sync waits for the lanes FULL_MASK
-// names, so all 32 must call it; a lane whose k + offset is past 31 gets its
-// own value back, and that only lands in lanes whose sums nobody reads.
+// The sum of v over the 32 lanes of this warp, in lane 0; all 32 must call it (lesson 10).
 __device__ float warp_sum(float v)
 {
     for (int offset = 16; offset > 0; offset >>= 1) // constant trip count: fully unrolled
@@ -326,14 +328,11 @@ __device__ float thread_sum(const float *in, size_t n)
     if (blockIdx.x == 0 && threadIdx.x < head) sum += in[threadIdx.x];
     if (blockIdx.x == 0 && threadIdx.x < tail) sum += in[head + 4 * nvec + threadIdx.x];
 
-    // size_t: nvec may pass 2^31. The loop runs while all UNROLL of this
-    // thread's float4s exist; the last, partial round is guarded load by load.
+    // size_t: nvec may pass 2^31. Whole rounds of UNROLL float4s, then a guarded last one.
     size_t i = (size_t)blockIdx.x * TILE + threadIdx.x;
     const size_t stride = (size_t)gridDim.x * TILE;
     for (; i + (UNROLL - 1) * BLOCK_SIZE < nvec; i += stride) {
         float4 v[UNROLL];
-        // __ldg: the input is not written while the kernel runs, so its loads
-        // may take the read-only (non-coherent) path: ld.global.nc in the PTX.
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) v[u] = __ldg(&body[i + u * BLOCK_SIZE]); // independent: all in flight
 #pragma unroll
