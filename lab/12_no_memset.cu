@@ -4,14 +4,14 @@
  * stream, before the kernel's blocks add into it. A kernel could skip it
  * and let block 0 zero *out itself. That is a race: nothing orders block
  * 0's store before the other blocks' adds, and an add that lands first is
- * lost. Here a ticket and a flag order it. This lab times lesson 12's
- * kernel (512 threads x 8 float4s, a block per tile of 16 Ki floats) with
- * three atomic finishes, in one process, in turns:
+ * lost. Here (and in lesson 12) a ticket and a flag order it. This lab
+ * times lesson 12's kernel (512 threads x 8 float4s, a block per tile of
+ * 16 Ki floats) with three atomic finishes, in one process, in turns:
  *
- *   memset      lesson 12's: a memset, then one atomicAdd per block
- *   flag        no memset. Thread 0 of each block takes a ticket (a relaxed
- *               atomicInc, answered while the block's loads are in
- *               flight). Once it has read its own share, the thread with
+ *   memset      a memset, then one atomicAdd per block
+ *   flag        lesson 12's: no memset. Thread 0 of each block takes a
+ *               ticket (a relaxed atomicInc, answered while the block's
+ *               loads are in flight). Once it has read its own share, the thread with
  *               ticket 0 zeroes *out, then stores the launch's
  *               number into a flag (a release store). Every other block's
  *               thread 0 loads the flag at the same point (an acquire load,
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_memset_kernel(c
 
 // ---- the flag ------------------------------------------------------------------
 
-// flag: the zero and the flag's loads after thread 0's own reading.
+// flag: the zero and the flag's loads after thread 0's own reading, as in lesson 12.
 // flag_start: the same ticket and flag, but the block with ticket 0 zeroes
 // before its loads and the others read the flag only after the block sum.
 enum { AFTER_READING, AT_START };
