@@ -8,7 +8,7 @@
  * reading (512 threads x 2 float4s a round; lesson 12 reads 8):
  *
  *   cub          cub::DeviceReduce::Sum
- *   atomic       lesson 12's atomic finish, one block per tile
+ *   atomic       the memset atomic finish (lesson 12's with a memset, not its flag), a block per tile
  *   fixed        lesson 12's fixed finish, on one wave (lesson 11's grid)
  *   fixed_pP     lesson 12's fixed kernel, one block per P tiles (at least
  *                one wave of blocks), its partials loop issuing 8 loads

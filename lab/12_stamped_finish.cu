@@ -6,7 +6,7 @@
  * (512 threads x 8 float4s, a block per tile of 16 Ki floats) with eight
  * finishes, in one process, in turns:
  *
- *   atomic    lesson 12's atomic finish (a memset, one atomicAdd per block)
+ *   atomic    the memset atomic finish (a memset, one atomicAdd per block)
  *   fixed     lesson 12's fixed finish: the last block to count itself done
  *             (atom.acq_rel) adds the partials in index order
  *   ticketed  the reader is chosen at the start: thread 0 takes a ticket
@@ -51,7 +51,7 @@ static __device__ float thread_sum(const float *in, size_t n);
 static __device__ float warp_sum(float v);
 static __device__ float block_sum(float v);
 
-// ---- lesson 12's two finishes ----------------------------------------------
+// ---- the memset atomic finish, and lesson 12's fixed one ------------------
 
 __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_atomic_kernel(const float *in, size_t n, float *out)
 {

@@ -9,8 +9,8 @@
  * before its first add, and the grid has one block per tile. In between, the
  * grid is capped at W waves of resident blocks and each block reads a run of
  * consecutive tiles (variants *_wW). Three finishes:
- *   atomic  a memset zeroes *out, then one atomicAdd per block (lesson 12's (a),
- *           here on lesson 11's loop, in one wave)
+ *   atomic  a memset zeroes *out, then one atomicAdd per block (lesson 12's (a)
+ *           zeroes it behind a flag instead), on lesson 11's loop, in one wave
  *   acc     no memset: each block atomicAdds into an accumulator that is 0
  *           between launches, then counts itself done (count_done); the last
  *           block takes the accumulator's value into *out and puts 0 back

@@ -12,7 +12,7 @@
  *             atomicInc between two __threadfence() (count_done_fences).
  *
  * Variants, named with the UNROLL they were built with (here _u2):
- *   atomic_u2        lesson 12's atomic finish, in one wave (lesson 12 gives it a block per tile)
+ *   atomic_u2        the memset atomic finish, in one wave (lesson 12: a flag, a block per tile)
  *   fixed_u2         lesson 12's fixed finish, acq_rel counter
  *   fixed_fences_u2  the same finish, fenced counter
  *

@@ -1,8 +1,9 @@
 // uses: cccl
 /*
- * Lab 14: two rules (loads, grid) for lesson 12's finishes, timed against both finishes in one wave.
+ * Lab 14: two rules (loads, grid) for lesson 12's fixed finish and a memset atomic finish, timed against both in one wave.
  *
- * Lesson 14 sets lesson 12's two finishes, unchanged, beside the libraries.
+ * Lesson 14 sets lesson 12's two finishes, unchanged, beside the libraries; here the atomic
+ * finish zeroes *out with a memset (lesson 12's zeroes it behind a flag: lab/12_no_memset.md).
  * Here both finishes read as lesson 11 does (512 threads x 2 float4s; lesson
  * 12 reads 8), and two rules tried on them in lesson 14 are timed in one
  * process, in turns (as lesson 14 times the libraries), with CUB beside:
@@ -41,7 +42,7 @@ __device__ unsigned int count_done(unsigned int *retired, unsigned int m);
 __global__ void reduce_atomic_kernel(const float *in, size_t n, float *out);
 __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out);
 
-// ---- kernels: lesson 12's finishes, reading evict-first ------------------
+// ---- kernels: the two finishes, reading evict-first ---------------------
 
 // thread_sum (below) with __ldcs for __ldg: the same share of in[0..n),
 // read "evict first" (ld.global.cs), so that the lines it brings into L2 are
@@ -221,7 +222,7 @@ static int run(Options opt)
 
 int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }
 
-// ---- lesson 12's, with UNROLL 2 and no __launch_bounds__ -------------------
+// ---- lesson 12's pieces, with UNROLL 2 and no __launch_bounds__ ------------
 
 // The sum of v over the 32 lanes of this warp, in lane 0 (the other lanes
 // end with partial sums). At each step lane k adds the value of lane

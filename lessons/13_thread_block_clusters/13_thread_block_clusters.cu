@@ -7,9 +7,9 @@
  * GPC; a block can read a peer's shared memory (distributed shared memory), so
  * each cluster adds its blocks' sums on chip and sends one atomicAdd to *out,
  * not one per block. Variants: cluster2 ... cluster16, block (clusters of 1)
- * and fixed (lesson 12's). The flaw: measured, every cluster size is slower than
- * lesson 12's atomic finish (a block per tile): a cluster launch costs even in
- * clusters of 1, and from 4 up whole clusters leave block slots idle.
+ * and fixed (lesson 12's). The flaw: measured, every cluster size is slower than lesson
+ * 12's atomic finish (a block per tile, no memset): a cluster launch and its memset
+ * cost even in clusters of 1, and from 4 up whole clusters leave block slots idle.
  *
  *     make lesson13 && ./lesson13
  */
