@@ -6,8 +6,8 @@
  * float4 loads a thread (UNROLL; lesson 11: 2) under __launch_bounds__, so
  * that a short-lived block still keeps enough bytes on their way; then, in
  * the same launch, the blocks' sums meet:
- *   atomic  each block atomicAdds its sum into *out, which the first block
- *           zeroes (no memset; a flag orders the zero before every add).
+ *   atomic  each block atomicAdds its sum into *out, which the block with the
+ *           first ticket zeroes (no memset; a flag orders the zero first).
  *           Blocks finish in a different order every run and float addition
  *           is not associative: a uniform sum's last bits vary run to run.
  *   fixed   last block done: each block stores its sum and counts itself on
