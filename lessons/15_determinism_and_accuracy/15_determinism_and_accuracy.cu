@@ -4,7 +4,7 @@
  *
  * Since lesson 12: nothing gets faster. Its finish and count_done come back,
  * with a lesson 11-style loop, in versions that differ only in how they add:
- * "atomic" and "fixed" (fp32, its two finishes), "kahan" (fixed; each thread
+ * "atomic" (fp32, after a memset) and "fixed" (fp32, lesson 12's), "kahan" (fixed; each thread
  * carries a Neumaier compensation), "fp64" (fixed, in doubles), "gpu_to_gpu"
  * (fp32 in an order fixed by n and alignment alone, whatever the grid and
  * block size: the same bits on an H100 and an H200), beside CUB (and its gpu_to_gpu level from CUB 3.4). A table gives
@@ -116,8 +116,8 @@ __device__ __forceinline__ double block_total(Acc a, int mode)
     return v;
 }
 
-// Lesson 12's two kernels in one body: any grid reads in[0..n) once. atomic:
-// *out must be 0 before. fixed: partials[blockIdx.x] gets the block's total,
+// Lesson 12's fixed finish and a memset atomic one in one body: any grid reads in[0..n)
+// once. atomic: *out must be 0 before. fixed: partials[blockIdx.x] gets the block's total,
 // and the last block adds them into *out; *retired is 0 before and after.
 __device__ __forceinline__ void reduce_body(const float *in, size_t n, int mode, int finish, double *partials,
                                             unsigned int *retired, float *out)
