@@ -16,7 +16,7 @@
  * Variants: atomic and fixed (the two finishes in one wave, lesson 11's grid;
  * lesson 12 launches both a block per tile), *_stream, *_grid and *_rules
  * (both rules) of each, and cub (cub::DeviceReduce::Sum, temp sized untimed).
- * lab/14_grid_rules.md has what the rules gave on an H100 and an H200.
+ * lab/14_grid_rules.md has what the rules gave on an H100.
  *
  *     make lab_14_grid_rules && ./lab_14_grid_rules -n 2^24,2^26,2^28,2^30 --flush clean
  */
