@@ -124,7 +124,7 @@ __device__ __forceinline__ void welford_absorb(MeanVar *a, const float4 *v, int 
     float K = a->n > 0.0f ? a->mean : v[0].x, d = 0.0f; // d: sum of (x - K)
 #pragma unroll
     for (int u = 0; u < k; u++) d += ((v[u].x - K) + (v[u].y - K)) + ((v[u].z - K) + (v[u].w - K));
-    float dm = d * (0.25f / k), q = 0.0f; // dm: the trip's mean - K (exact for k = 1, 2, 4); q: its M2
+    float dm = d * (0.25f / k), q = 0.0f; // dm: the trip's mean - K (the scaling by 0.25 / k is exact for k = 1, 2, 4); q: its M2
 #pragma unroll
     for (int u = 0; u < k; u++) {
         float e0 = (v[u].x - K) - dm, e1 = (v[u].y - K) - dm, e2 = (v[u].z - K) - dm, e3 = (v[u].w - K) - dm;
