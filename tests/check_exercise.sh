@@ -7,7 +7,8 @@
 #      n in {0, 1, 2, 31, 32, 33, 255, 257, 1000, 4097, 65537, 2^20+3, 2^24,
 #      2^26} x seeds 1, 2 x inputs ints, uniform; --offset 1..3 from exercise
 #      11 on (1..7 for exercise 11, whose offsets count halves); every -b from
-#      32 to 1024 where the exercise takes -b;
+#      32 to 1024 where the exercise takes -b; n = 3G·B+5 and 7G·B+5 where the
+#      exercise prints its grid of at most G blocks of B threads (exercise 09);
 #   3. compute-sanitizer memcheck, racecheck and synccheck, where installed
 #      (racecheck fails on any hazard it displays, warnings included);
 #   4. exercises 12, 13, 15: the same input 10 times gives the same bits;
@@ -104,6 +105,9 @@ OFFSET_SIZES="1 3 33 1000 65537 2^20+3"
 BLOCK_SIZES="32 64 128 256 512 1024"
 value() { echo $((${1//^/**})); } # 2^20+3 -> 1048579
 
+# The grid of an exercise that prints one ("at most G blocks of B threads"): "G B".
+GRID=$("$EX" -n 1 --check 2>/dev/null | sed -n 's/.*at most \([0-9]*\) blocks of \([0-9]*\) threads.*/\1 \2/p' | head -n 1)
+
 # One case a line: "n as a number<TAB>the options". Built group by group,
 # then sorted by n only (stable): at one n the plain runs come first.
 {
@@ -116,6 +120,14 @@ value() { echo $((${1//^/**})); } # 2^20+3 -> 1048579
         offs="1 2 3"; [ "$NN" = 11 ] && offs="1 2 3 4 5 6 7" # exercise 11's offsets count halves: every head
         for s in $OFFSET_SIZES; do
             for o in $offs; do printf '%s\t-n %s --offset %s -d uniform\n' "$(value "$s")" "$s" "$o"; done
+        done
+    fi
+    if [ -n "$GRID" ]; then # a grid-stride exercise that prints its grid: sizes just past 3 and 7 grids'
+        set -- $GRID         # worth, where a loop taking several strides a round meets n in its last one
+        for k in 3 7; do
+            for seed in 1 2; do
+                for d in ints uniform; do printf '%s\t-n %s -s %s -d %s\n' "$((k * $1 * $2 + 5))" "$((k * $1 * $2 + 5))" "$seed" "$d"; done
+            done
         done
     fi
     if "$EX" -b 64 -h >/dev/null 2>&1; then # takes -b at run time: every block size
