@@ -7,7 +7,7 @@
  * 09's pair). Write the loop so that each round takes four elements, i,
  * i + stride, i + 2*stride and i + 3*stride (i = first in the first round),
  * into four separate sums, then takes the rest one at a time; add the four
- * sums at the end. Four independent chains of adds let the compiler issue
+ * sums at the end. Four independent chains of adds: the compiler may issue
  * four loads before the first add (lesson 11 builds on this). It must stay
  * correct for any n (the tail!) and any grid, with size_t indices. Then
  * measure it against lesson 09, whose loop issues two loads a round
@@ -91,8 +91,8 @@ __global__ void reduce_kernel(const float *in, size_t n, float *out)
     if (BLOCK_SIZE < 64) sdata[tid + 32] = 0.0f; // a 32-thread block: zeros for the warp part
     __syncthreads(); // every slot is written before any thread reads a neighbour's
 
-    // Lesson 08's unrolled tree. Each barrier is reached by every thread of
-    // the block or by none.
+    // Lesson 08's tree, in its 2007 spelling (lesson 08's notes). Each barrier
+    // is reached by every thread of the block or by none.
     if (BLOCK_SIZE >= 1024) {
         if (tid < 512) sdata[tid] += sdata[tid + 512];
         __syncthreads(); // this step's sums finished before the next step reads them
