@@ -58,8 +58,8 @@
 #endif
 #define TILE4 (TILE_THREADS * TILE_LOADS) // float4s per tile
 
-// Lesson 12's pieces, at the end of this file: its two finishes on lesson 11's
-// reading (UNROLL 2, no __launch_bounds__).
+// At the end of this file: lesson 11's reading (UNROLL 2, no __launch_bounds__)
+// with the memset atomic finish and lesson 12's count_done.
 __device__ float warp_sum(float v);
 __device__ float block_sum(float v);
 __device__ float thread_sum(const float *in, size_t n);
@@ -448,7 +448,7 @@ static int run(Options opt)
 
 int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }
 
-// ---- lesson 12's, with UNROLL 2 and no __launch_bounds__ -------------------
+// ---- lesson 12's pieces, on lesson 11's reading -----------------------------
 
 // The sum of v over the 32 lanes of this warp, in lane 0 (the other lanes
 // end with partial sums). At each step lane k adds the value of lane
@@ -517,9 +517,9 @@ __device__ float thread_sum(const float *in, size_t n)
     return sum;
 }
 
-// (a) atomic. Any grid of BLOCK_SIZE-thread blocks; together they read
-// in[0..n) once (thread_sum). Each block adds its sum into *out, which must
-// hold 0 before the launch: one atomicAdd per block.
+// (a) the memset atomic finish. Any grid of BLOCK_SIZE-thread blocks; together
+// they read in[0..n) once (thread_sum). Each block adds its sum into *out,
+// which must hold 0 before the launch: one atomicAdd per block.
 __global__ void reduce_atomic_kernel(const float *in, size_t n, float *out)
 {
     float v = block_sum(thread_sum(in, n)); // every thread calls block_sum
