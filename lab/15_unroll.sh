@@ -29,7 +29,7 @@ wait
 if ! grep -q 'sm_90' "$B/l15_u1.ptxas"; then
     echo "15_unroll.sh: this build has no sm_90 code, so results/ptxas-lab15-unroll-sm_90.txt is left as it is (ARCH=\"90 ...\" adds it)" >&2
 else
-{ echo "# ptxas -v (sm_90, CUDA $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')) of lessons 15 and 16 built with UNROLL = 1, 2, 4, 8 (lab/15_unroll.sh's copies): each kernel's registers, then its stack and spills"
+{ echo "# ptxas -v (sm_90, CUDA $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')) of lessons 15 and 16 built with UNROLL = 1, 2, 4, 8 (lab/15_unroll.sh's copies): each kernel's stack and spills, then its registers"
   for l in 15 16; do for u in 1 2 4 8; do
       echo "## lesson $l, UNROLL $u"
       awk '/Compiling entry function/ && /sm_90/ { f = $0; sub(/.*function ./, "", f); sub(/^_Z[0-9]+/, "", f); k = index(f, "_kernel")
