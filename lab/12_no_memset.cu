@@ -6,18 +6,22 @@
  * 0's store before the other blocks' adds, and an add that lands first is
  * lost. Here (and in lesson 12) a ticket and a flag order it. This lab
  * times lesson 12's kernel (512 threads x 8 float4s, a block per tile of
- * 16 Ki floats) with three atomic finishes, in one process, in turns:
+ * 16 Ki floats) with four atomic finishes, in one process, in turns:
  *
  *   memset      a memset, then one atomicAdd per block
  *   flag        lesson 12's: no memset. Thread 0 of each block takes a
- *               ticket (a relaxed atomicInc, answered while the block's
- *               loads are in flight). Once it has read its own share, the thread with
- *               ticket 0 zeroes *out, then stores the launch's
- *               number into a flag (a release store). Every other block's
- *               thread 0 loads the flag at the same point (an acquire load,
- *               answered during the block sum) and adds only once the flag
- *               holds this launch's number, loading it again until it does
- *   flag_start  the same, but the block with ticket 0 zeroes before its
+ *               ticket (a relaxed atomicInc on state[0], answered while the
+ *               block's loads are in flight). Once it has read its own share,
+ *               the thread with ticket 0 zeroes *out, then stores the
+ *               launch's number into a flag, state[32], on a 128-byte line
+ *               of its own (a release store). Every other block's thread 0
+ *               loads the flag at the same point (an acquire load, answered
+ *               during the block sum) and adds only once the flag holds this
+ *               launch's number, loading it again until it does
+ *   flag_shared_line
+ *               the same, with the flag in state[1]: the tickets' 128-byte
+ *               line, which every block's atomicInc updates
+ *   flag_start  flag, but the block with ticket 0 zeroes before its
  *               loads, and the others load the flag only after the block
  *               sum: every block's warp 0 waits for the ticket's answer
  *               before it loads anything
@@ -59,14 +63,15 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_memset_kernel(c
 
 // ---- the flag ------------------------------------------------------------------
 
-// flag: the zero and the flag's loads after thread 0's own reading, as in lesson 12.
-// flag_start: the same ticket and flag, but the block with ticket 0 zeroes
-// before its loads and the others read the flag only after the block sum.
+// flag: the zero and the flag's loads after thread 0's own reading, as in lesson 12;
+// flag_start: the block with ticket 0 zeroes before its loads and the others read
+// the flag only after the block sum. SLOT: the flag's word of state (32: its own
+// 128-byte line; 1: the tickets' line).
 enum { AFTER_READING, AT_START };
-template <int WHERE>
+template <int WHERE, int SLOT>
 __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_flag_kernel(const float *in, size_t n, unsigned int *state, unsigned int launch, float *out)
 {
-    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> flag(state[1]);
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> flag(state[SLOT]);
     unsigned int ticket = threadIdx.x == 0 ? atomicInc(&state[0], gridDim.x - 1) : 1; // relaxed; back during the loads
     if (WHERE == AT_START && ticket == 0) { // warp 0 of every block waits here for the ticket's answer
         *out = 0.0f;
@@ -87,7 +92,7 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_flag_kernel(con
 
 // ---- launch ------------------------------------------------------------------
 
-static unsigned int *g_state; // [0] the tickets, [1] the flag
+static unsigned int *g_state; // [0] the tickets, [32] the flag ([1] in flag_shared_line)
 static unsigned int g_launch; // the launches' number, from 1
 
 static size_t tiles12(size_t n) { return (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); } // lesson 12's grid
@@ -100,11 +105,11 @@ static void sum_memset(const float *d_in, size_t n, float *d_out)
     CUDA_CHECK_LAST();
 }
 // n = 0 launches one block: it zeroes *out and adds its 0.
-template <int WHERE>
+template <int WHERE, int SLOT>
 static void sum_flag(const float *d_in, size_t n, float *d_out)
 {
     size_t blocks = n ? tiles12(n) : 1;
-    reduce_flag_kernel<WHERE><<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, g_state, ++g_launch, d_out);
+    reduce_flag_kernel<WHERE, SLOT><<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, g_state, ++g_launch, d_out);
     CUDA_CHECK_LAST();
 }
 
@@ -114,13 +119,14 @@ static int run(Options opt)
 {
     Input in = make_input(&opt);
     if (!opt.csv) printf("grid: %zu blocks of %d threads, one per tile of %d floats\n", tiles12(opt.n), BLOCK_SIZE, 4 * TILE);
-    CUDA_CHECK(cudaMalloc((void **)&g_state, 2 * sizeof(unsigned int)));
-    CUDA_CHECK(cudaMemset(g_state, 0, 2 * sizeof(unsigned int))); // no ticket taken, no launch seen
+    CUDA_CHECK(cudaMalloc((void **)&g_state, 64 * sizeof(unsigned int)));
+    CUDA_CHECK(cudaMemset(g_state, 0, 64 * sizeof(unsigned int))); // no ticket taken, no launch seen
     g_launch = 0;
     SumVariant v[] = {
         {"memset", sum_memset, &in},
-        {"flag", sum_flag<AFTER_READING>, &in},
-        {"flag_start", sum_flag<AT_START>, &in},
+        {"flag", sum_flag<AFTER_READING, 32>, &in},
+        {"flag_shared_line", sum_flag<AFTER_READING, 1>, &in},
+        {"flag_start", sum_flag<AT_START, 32>, &in},
     };
     run_variants(&opt, v, (int)(sizeof v / sizeof v[0]));
     CUDA_CHECK(cudaFree(g_state));

@@ -45,12 +45,12 @@ static __device__ float block_sum(float v);
 
 // (a) atomic. Any grid of BLOCK_SIZE-thread blocks reading in[0..n) once; each block adds its sum
 // into *out with one atomicAdd. No memset: thread 0 of the block that takes ticket 0 (the first to
-// ask) zeroes *out once it has read its own share, then stores this launch's number into state[1]
+// ask) zeroes *out once it has read its own share, then stores this launch's number into state[32]
 // (release). Every other block adds only after it has read that number there (acquire): after the
 // zero. It waits for a block that is already running, and that block waits for nobody.
 __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_atomic_kernel(const float *in, size_t n, unsigned int *state, unsigned int launch, float *out)
 {
-    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> flag(state[1]);
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> flag(state[32]); // its own 128-byte line, apart from the tickets
     unsigned int ticket = threadIdx.x == 0 ? atomicInc(&state[0], gridDim.x - 1) : 1; // relaxed; back during the loads
     float v = thread_sum(in, n);
     if (ticket == 0) {
@@ -120,7 +120,7 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_fixed_kernel(co
 static int g_max_blocks;         // SMs x resident blocks per SM: lesson 11's one wave (set by run)
 static float *g_partials;        // one partial per block (run sizes it for its n)
 static unsigned int *g_retired;  // the blocks-done counter, zeroed by run before its first launch
-static unsigned int *g_state;    // after it, the atomic finish's ticket counter and flag (also zeroed)
+static unsigned int *g_state;    // after it, the tickets ([0]) and the flag ([32]) (also zeroed)
 
 // The fixed finish: lesson 11's launcher with its second launch gone (the last block
 // adds the partials), and one block per tile, not one wave: the grid depends on n alone.
@@ -166,8 +166,8 @@ static int run(Options opt)
         printf("grid: %zu blocks of %d threads, one per tile; %d SMs x %d resident blocks = %d at once\n", tiles,
                BLOCK_SIZE, g_dev.sm_count, per_sm, g_max_blocks);
     CUDA_CHECK(cudaMalloc((void **)&g_partials, (tiles + 1) * sizeof(float)));
-    CUDA_CHECK(cudaMalloc((void **)&g_retired, 3 * sizeof(unsigned int)));
-    CUDA_CHECK(cudaMemset(g_retired, 0, 3 * sizeof(unsigned int))); // no block counted, no ticket taken, no launch seen
+    CUDA_CHECK(cudaMalloc((void **)&g_retired, 64 * sizeof(unsigned int)));
+    CUDA_CHECK(cudaMemset(g_retired, 0, 64 * sizeof(unsigned int))); // no block counted, no ticket taken, no launch seen
     g_state = g_retired + 1;
     run_variant(&opt, &in, "atomic", reduce_atomic);
     run_variant(&opt, &in, "fixed", reduce_gpu);
