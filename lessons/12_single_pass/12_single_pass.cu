@@ -24,7 +24,7 @@
 #include <cuda/atomic> // cuda::atomic_ref: release and acquire on the atomic finish's flag
 
 #define BLOCK_SIZE 512 // threads per block, a multiple of 32: at 2^30 it beat 256 and 1024, by under 1%
-                       // (lesson 12's kernel, an earlier build: results/tune-lesson12-nvidia-h200.txt)
+                       // (lesson 12's kernel at UNROLL 4, on an H200: results/tune-lesson12-nvidia-h200.txt)
 #define UNROLL 8       // float4 loads each thread issues before adding any (lesson 11: 2): a block per
                        // tile needs the bytes in flight (lesson 11's notes, Little's law; lab/12_tiles.md)
 #define MIN_BLOCKS 2   // __launch_bounds__: 2 blocks an SM leave ptxas 64 registers a thread, room for all
@@ -120,7 +120,7 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_fixed_kernel(co
 static int g_max_blocks;         // SMs x resident blocks per SM: lesson 11's one wave (set by run)
 static float *g_partials;        // one partial per block (run sizes it for its n)
 static unsigned int *g_retired;  // the blocks-done counter, zeroed by run before its first launch
-static unsigned int *g_state;    // after it, the tickets ([0]) and the flag ([32]) (also zeroed)
+static unsigned int *g_state;    // after it, also zeroed: the tickets ([0]), the flag ([32]: the next 128-byte line, cudaMalloc aligns to 256)
 
 // The fixed finish: lesson 11's launcher with its second launch gone (the last block
 // adds the partials), and one block per tile, not one wave: the grid depends on n alone.

@@ -24,7 +24,7 @@
 #include "cccl_env.h" // CUB 3.4+: HAVE_DETERMINISM, CCCL_ENV(level) with our scratch, CCCL_G2G_TRUSTED
 
 #define BLOCK_SIZE 512 // threads per block, a multiple of 32: at 2^30 it beat 256 and 1024, by under 1%
-                       // (lesson 12's kernel, an earlier build: results/tune-lesson12-nvidia-h200.txt)
+                       // (lesson 12's kernel at UNROLL 4, on an H200: results/tune-lesson12-nvidia-h200.txt)
 #define UNROLL 8       // float4 loads in flight per thread, lesson 12's (lesson 11: 2; lesson 12's notes)
 #define MIN_BLOCKS 2   // __launch_bounds__: ptxas may use 64 registers a thread, so all UNROLL loads fit
 #define WARPS (BLOCK_SIZE / 32)
@@ -53,7 +53,7 @@ static __device__ float block_sum(float v);
 static int g_max_blocks;         // SMs x resident blocks per SM: lesson 11's one wave (set in run)
 static float *g_partials;        // one partial per block
 static unsigned int *g_retired;  // the blocks-done counter, zeroed once in run
-static unsigned int *g_state;    // after it, the tickets ([0]) and the flag ([32]) (also zeroed)
+static unsigned int *g_state;    // after it, also zeroed: the tickets ([0]), the flag ([32]: the next 128-byte line, cudaMalloc aligns to 256)
 __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out);
 static void reduce_atomic(const float *d_in, size_t n, float *d_out);
 static void reduce_gpu(const float *d_in, size_t n, float *d_out);
