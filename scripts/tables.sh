@@ -178,7 +178,7 @@ function t_lesson(l, prev,   g, f, r, k, nv, vars, seen, ncol, pr, prevper, v, a
     header(ncol, 1)
     for (k = (prev != "" ? 0 : 1); k <= nv; k++) {
         ncol = 0; any = 0
-        if (k == 0) { T[++ncol] = prev " " shown_variant(prev) " (previous lesson)" }
+        if (k == 0) { T[++ncol] = prev " " shown_variant(prev) (prev + 0 == l - 1 ? " (previous lesson)" : "") }
         else T[++ncol] = l " " vars[k]
         T[++ncol] = ""
         for (g = 1; g <= NG; g++) {
