@@ -8,6 +8,8 @@
 #   - from lesson 13 on, warp_sum, block_sum and count_done are lesson 12's,
 #     byte for byte, unless the line above the copy says
 #     "// differs from lesson 12's: <why>";
+#   - lesson 14's reduce_atomic_kernel and reduce_fixed_kernel are lesson 12's
+#     code, comments aside (lesson 14 times lesson 12's kernels unchanged);
 #   - each lesson's notes.md is read in one sitting: at most 3,000 words in
 #     all, 2,000 of them prose (outside code blocks, tables and markers).
 # Prints "ok ..." / "not ok ..." lines. usage: sh tests/check_layout.sh [ROOT]
@@ -114,6 +116,25 @@ if [ -n "$L12" ]; then
         [ -z "$drift" ] && pass "$piece in lessons 13 on is lesson 12's, byte for byte (or says why not)" ||
             fail "$piece in lessons 13 on is lesson 12's, byte for byte (or says why not)"
     done
+fi
+
+# Lesson 14 times lesson 12's two kernels as they are: their code (comments aside) must match.
+kernel_code() { # FILE NAME: the __global__ function's lines, without // comments, blank lines and indentation
+    awk -v name="$2" '
+        !on && $0 ~ ("^__global__ .*[ *]" name "\\(") && $0 !~ /\);[ \t]*(\/\/.*)?$/ { on = 1 }
+        on { print }
+        on && /^}/ { exit }' "$1" | sed 's|//.*$||; s/^[ \t]*//; s/[ \t]*$//' | grep -v '^$'
+}
+L14=$(ls lessons/14_*/14_*.cu 2>/dev/null | head -n 1)
+if [ -n "$L12" ] && [ -n "$L14" ]; then
+    drift=""
+    for k in reduce_atomic_kernel reduce_fixed_kernel; do
+        kernel_code "$L12" "$k" >"$T/ref"; kernel_code "$L14" "$k" >"$T/copy"
+        { [ -s "$T/ref" ] && cmp -s "$T/ref" "$T/copy"; } || drift="$drift $k"
+    done
+    WHY=${drift:+the copy in lesson 14 differs from lesson 12 (comments aside):$drift}
+    [ -z "$drift" ] && pass "lesson 14's reduce_atomic_kernel and reduce_fixed_kernel are lesson 12's code" ||
+        fail "lesson 14's reduce_atomic_kernel and reduce_fixed_kernel are lesson 12's code"
 fi
 
 # ---- notes a learner finishes: words in all, and prose outside code blocks and tables
