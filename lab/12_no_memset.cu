@@ -82,8 +82,10 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_flag_kernel(con
         *out = 0.0f;
         flag.store(launch, cuda::memory_order_release); // the zero, then the number
     }
-    unsigned int seen = WHERE == AFTER_READING && threadIdx.x == 0 && ticket ? flag.load(cuda::memory_order_acquire) : ~launch;
-    if (threadIdx.x == 0 && ticket == 0) seen = launch;
+    // AFTER_READING: lesson 12's line as it is. AT_START: thread 0 with a ticket other than 0 loads
+    // the flag only below, so it starts from a number that is not this launch's.
+    unsigned int seen = WHERE == AFTER_READING && threadIdx.x == 0 && ticket ? flag.load(cuda::memory_order_acquire)
+                                                                             : (WHERE == AT_START && ticket ? ~launch : launch);
     v = block_sum(v);
     if (threadIdx.x != 0) return;
     while (seen != launch) seen = flag.load(cuda::memory_order_acquire); // until the zero is visible
