@@ -164,7 +164,7 @@ __device__ float block_sum(float v)
     __syncthreads(); // the one barrier: every warp's slot written before warp 0 reads them
     if (warp == 0) // the whole of warp 0: its 32 lanes shuffle together
         v = warp_sum(lane < WARPS ? warp_sums[lane] : 0.0f); // lanes past the last warp add 0
-    // No barrier at the end: a second call must come after one (reduce_fixed_kernel).
+    // No barrier at the end: a second call must come after one (lesson 12's fixed finish).
     return v;
 }
 

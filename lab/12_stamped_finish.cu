@@ -10,7 +10,7 @@
  *   fixed     lesson 12's fixed finish: the last block to count itself done
  *             (atom.acq_rel) adds the partials in index order
  *   ticketed  the reader is chosen at the start: thread 0 takes a ticket
- *             (a relaxed atomicInc, answered while the block's loads are in
+ *             (a relaxed atom.inc, answered while the block's loads are in
  *             flight), and the block with the last ticket reads. The other
  *             blocks store their partial and announce it with red.release
  *             (a fence, then an add nobody waits for) and exit with no
