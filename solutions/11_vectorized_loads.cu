@@ -50,7 +50,7 @@ __global__ void to_half_kernel(const float *in, size_t n, __half *out)
         out[i] = __float2half(in[i]);
 }
 
-// This thread's share of in[0..n), added in float. Grid-stride: thread tid of
+// This thread's share of in[0..n), added in float. Grid-stride: global thread tid of
 // nthreads takes 16-byte vectors tid, tid + nthreads, ...
 // in is only 2-byte aligned: up to 7 halves come before the first 16-byte
 // boundary and up to 7 after the last whole vector. Never read outside in[0..n).
