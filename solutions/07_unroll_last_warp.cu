@@ -47,7 +47,7 @@ __device__ float warp_reduce(float *sdata, unsigned int tid)
     float v = a[tid] + a[tid + 32]; // written before the last __syncthreads(); only this lane reads them now
     b[tid] = v;
     __syncwarp(); // step 32's sums are in b before step 16 reads them
-    v += b[tid + 16];
+    v += b[tid + 16]; // lanes 16..31 read slots this warp never wrote: their sums go unused
     a[tid] = v; // a[tid]'s last reader was this lane, in step 32
     __syncwarp(); // step 16's sums are in a; every read of b is done
     v += a[tid + 8];
