@@ -3,8 +3,8 @@
  *
  * Lesson 08 wrote the tree out for power-of-two block sizes. A block size
  * should be a multiple of 32 (whole warps), and 384 threads (12 warps) is a common
- * choice; but halving from the top no longer works: 384 / 2 = 192 is not a
- * step that leads to 64. Derive the block-level steps for 384 threads
+ * choice; but halving from the top no longer works: 384 / 2 = 192, and
+ * halving 192 never reaches 64. Derive the block-level steps for 384 threads
  * yourself: which threads add which slots at each step, and where the
  * barriers go, until the 64 sums that lesson 07's warp part expects are
  * left. Everything else, the first add during load included, is lesson 08.

@@ -1,24 +1,25 @@
 /*
- * Exercise 03: the minimum and the maximum in one pass, on lesson 03's tree.
+ * Exercise 03: the minimum and the maximum side by side, on lesson 03's tree.
  *
  * Lesson 03's tree adds. Any operation that is associative and has an
  * identity runs on the same tree, with the same barriers and the same
  * multi-pass launcher, and two of them can run side by side: here every
- * block carries a minimum AND a maximum up its tree, in two shared arrays,
- * and writes both. The launcher and the checks are written; the kernel body
- * is yours to write (as shipped it only writes the identities).
+ * block carries a minimum AND a maximum up its tree, in the two halves of
+ * one shared array, and writes both. The launcher and the checks are
+ * written; the kernel body is yours to write (as shipped it only writes the
+ * identities).
  *
  * The identities: +infinity for min, -infinity for max (min(x, +inf) = x).
  * They are also the answers for no elements: n = 0 gives (+inf, -inf). The
  * checks are exact: a min or a max picks an element, it never rounds. Each
  * run prints these lines (a line: one check's name, n, time or "check only",
  * PASS or FAIL):
- *   min, max       the input; one launch computes both (each line times it);
+ *   min, max       the input; one launch sequence computes both (each line times it);
  *   min_positives  the same launcher on 1 + |x| (every element at least 1),
  *   max_negatives  and on -1 - |x| (every element at most -1): a slot past n
  *                  that holds a value on the wrong side of every element (0,
- *                  say) shows here whenever a block has slots past n (n = 33,
- *                  1000).
+ *                  say) shows here whenever a block has slots past n (n = 1,
+ *                  33, 1000).
  *                  A value beyond every element (FLT_MAX for min) shows only
  *                  at n = 0, where every slot is past n and the identities
  *                  are the answers; ./exercise03 runs n = 0 too.
