@@ -33,10 +33,11 @@ __device__ float atomic_max_float(float *addr, float val)
 {
     // TODO(exercise): make *addr = max(*addr, val) with a loop around atomicCAS on the float's bits
     unsigned int *bits = (unsigned int *)addr;
-    // First guess at the current value. A stale guess only costs a failed
-    // CAS, which hands back the fresh value; a guess already >= val costs no
-    // atomic at all, which is what most threads find once the running max is
-    // near the true one. volatile: read memory now, not a cached copy.
+    // First guess at the current value. The max only grows, so a stale guess
+    // is never too high: it costs at most a failed CAS, which hands back the
+    // fresh value; a guess already >= val costs no atomic at all, which is
+    // what most threads find once the running max is near the true one.
+    // volatile: read memory now, not a cached copy.
     unsigned int old = *(volatile unsigned int *)bits;
     while (val > __uint_as_float(old)) {
         unsigned int assumed = old;
