@@ -1,0 +1,58 @@
+#!/bin/sh
+# Exercise 02's float max reads the current maximum once before its CAS loop.
+# How it reads it sets the speed. This builds four copies of
+# solutions/02_atomic.cu that differ only in that read (nothing else changed),
+# with the solution's own compile line:
+#   volatile  *(volatile unsigned int *)bits, as the solution has it
+#   relaxed   a relaxed atomic load at device scope (cuda::atomic_ref)
+#   ldcg      __ldcg(bits): a plain load that skips the SM's L1 cache
+#   plain     *bits
+# It writes the load and CAS instructions of each copy's max_kernel to
+# results/sass-lab02-first-read-sm_90.txt (cuobjdump, no GPU needed), checks
+# each copy at odd sizes, then times each at n = 2^26 on both inputs, three
+# rounds, the four copies in turns within a round:
+# results/first-read-lab02-<gpu>.csv (copy, input, round, then the harness's
+# CSV line).
+#
+#     sh lab/02_first_read.sh
+set -u
+cd "$(dirname "$0")/.." || exit 1
+B=build/first_read
+mkdir -p "$B" results
+src=solutions/02_atomic.cu
+old='\*(volatile unsigned int \*)bits;'
+grep -q "$old" "$src" || { echo "02_first_read.sh: $src has no volatile first read" >&2; exit 1; }
+cmd=$(make -s -n -B solution02 | grep nvcc) || { echo "02_first_read.sh: no compile line for solution02" >&2; exit 1; }
+copies="volatile relaxed ldcg plain"
+for v in $copies; do
+    case $v in
+    volatile) new='*(volatile unsigned int *)bits;' ;;
+    relaxed) new='cuda::atomic_ref<unsigned int, cuda::thread_scope_device>(*bits).load(cuda::memory_order_relaxed);' ;;
+    ldcg) new='__ldcg(bits);' ;;
+    plain) new='*bits;' ;;
+    esac
+    # the copy: the one read replaced (and <cuda/atomic> for atomic_ref)
+    sed -e "s|$old|$new|" -e 's|^#include "harness.h"|#include "harness.h"\n#include <cuda/atomic>|' "$src" >"$B/$v.cu"
+    eval "$(echo "$cmd" | sed "s|-o solution02 $src|-o $B/$v $B/$v.cu|")" || exit 1
+done
+if command -v cuobjdump >/dev/null && cuobjdump -sass "$B/volatile" | grep -q 'sm_90'; then
+    { echo "# lab/02_first_read.sh: the loads and the CAS of max_kernel in each copy (cuobjdump -sass, sm_90, CUDA $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'))"
+      for v in $copies; do
+          echo "## $v"
+          cuobjdump -sass "$B/$v" | awk '/Function : .*max_kernel/ { p = 1; next } /Function :/ { p = 0 } p && / (LDG|LD|ATOMG)\.E/' |
+              sed 's|^ *||; s| *;.*|;|'
+      done
+      echo "# end of the listing"; } >results/sass-lab02-first-read-sm_90.txt
+fi
+nvidia-smi -L >/dev/null 2>&1 || { echo "02_first_read.sh: no GPU: built and listed only"; exit 0; }
+for v in $copies; do
+    "$B/$v" -n 0,1,33,4097,2^20+3,2^24 -d ints,uniform --check >"$B/$v.check" 2>&1 || { echo "02_first_read.sh: the $v copy fails its check:" >&2; grep FAIL "$B/$v.check" >&2; exit 1; }
+done
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
+slug=$(echo "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
+out=results/first-read-lab02-$slug.csv
+echo "copy,input,round,$("$B/plain" -n 1 --csv-header --csv 2>/dev/null | head -n 1)" >"$out"
+for r in 1 2 3; do for d in ints uniform; do for v in $copies; do
+    "$B/$v" -n 2^26 -d $d --csv 2>/dev/null | grep ',atomic_max,' | sed "s/^/$v,$d,$r,/" >>"$out"
+done; done; done
+echo "$(($(wc -l <"$out") - 1)) rows in $out"
