@@ -22,6 +22,7 @@
  */
 #include "harness.h"
 
+#include <cuda/atomic> // cuda::atomic_ref, if you want an atomic load (lesson 12 uses it)
 #include <limits.h>
 
 // ---- kernel ---------------------------------------------------------------

@@ -3,8 +3,9 @@
 # How it reads it sets the speed. This builds four copies of
 # solutions/02_atomic.cu that differ only in that read (nothing else changed),
 # with the solution's own compile line:
-#   volatile  *(volatile unsigned int *)bits, as the solution has it
-#   relaxed   a relaxed atomic load at device scope (cuda::atomic_ref)
+#   relaxed   a relaxed atomic load at device scope (cuda::atomic_ref), as
+#             the solution has it
+#   volatile  *(volatile unsigned int *)bits
 #   ldcg      __ldcg(bits): a plain load that skips the SM's L1 cache
 #   plain     *bits
 # It writes the load and CAS instructions of each copy's max_kernel to
@@ -20,10 +21,10 @@ cd "$(dirname "$0")/.." || exit 1
 B=build/first_read
 mkdir -p "$B" results
 src=solutions/02_atomic.cu
-old='\*(volatile unsigned int \*)bits;'
-grep -q "$old" "$src" || { echo "02_first_read.sh: $src has no volatile first read" >&2; exit 1; }
+old='cuda::atomic_ref<unsigned int, cuda::thread_scope_device>(\*bits).load(cuda::memory_order_relaxed);'
+grep -q "$old" "$src" || { echo "02_first_read.sh: $src has no relaxed atomic first read" >&2; exit 1; }
 cmd=$(make -s -n -B solution02 | grep nvcc) || { echo "02_first_read.sh: no compile line for solution02" >&2; exit 1; }
-copies="volatile relaxed ldcg plain"
+copies="relaxed volatile ldcg plain"
 for v in $copies; do
     case $v in
     volatile) new='*(volatile unsigned int *)bits;' ;;
@@ -31,11 +32,11 @@ for v in $copies; do
     ldcg) new='__ldcg(bits);' ;;
     plain) new='*bits;' ;;
     esac
-    # the copy: the one read replaced (and <cuda/atomic> for atomic_ref)
-    sed -e "s|$old|$new|" -e 's|^#include "harness.h"|#include "harness.h"\n#include <cuda/atomic>|' "$src" >"$B/$v.cu"
+    # the copy: the one read replaced
+    sed -e "s|$old|$new|" "$src" >"$B/$v.cu"
     eval "$(echo "$cmd" | sed "s|-o solution02 $src|-o $B/$v $B/$v.cu|")" || exit 1
 done
-if command -v cuobjdump >/dev/null && cuobjdump -sass "$B/volatile" | grep -q 'sm_90'; then
+if command -v cuobjdump >/dev/null && cuobjdump -sass "$B/relaxed" | grep -q 'sm_90'; then
     { echo "# lab/02_first_read.sh: the loads and the CAS of max_kernel in each copy (cuobjdump -sass, sm_90, CUDA $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'))"
       for v in $copies; do
           echo "## $v"

@@ -22,6 +22,7 @@
  */
 #include "harness.h"
 
+#include <cuda/atomic> // cuda::atomic_ref, if you want an atomic load (lesson 12 uses it)
 #include <limits.h>
 
 // ---- kernel ---------------------------------------------------------------
@@ -37,8 +38,11 @@ __device__ float atomic_max_float(float *addr, float val)
     // is never too high: it costs at most a failed CAS, which hands back the
     // fresh value; a guess already >= val costs no atomic at all, which is
     // what most threads find once the running max is near the true one.
-    // volatile: read memory now, not a cached copy.
-    unsigned int old = *(volatile unsigned int *)bits;
+    // Other threads change *bits with atomics meanwhile, so read it with an
+    // atomic load too (relaxed: no ordering needed; device scope: only this
+    // GPU's threads write it). A plain read would be a data race.
+    unsigned int old =
+        cuda::atomic_ref<unsigned int, cuda::thread_scope_device>(*bits).load(cuda::memory_order_relaxed);
     while (val > __uint_as_float(old)) {
         unsigned int assumed = old;
         // Writes val only if the word still holds `assumed`; either way it
