@@ -19,7 +19,7 @@
  *   max_negatives  and on -1 - |x| (every element at most -1): a slot past n
  *                  that holds a value on the wrong side of every element (0,
  *                  say) shows here whenever a block has slots past n (n = 1,
- *                  33, 1000).
+ *                  2, 33, 1000, 2^20+3).
  *                  A value beyond every element (FLT_MAX for min) shows only
  *                  at n = 0, where every slot is past n and the identities
  *                  are the answers; ./exercise03 runs n = 0 too.

@@ -10,9 +10,9 @@
  *
  *   1. See it:  compute-sanitizer --tool racecheck ./exercise07 -n 4097 --check
  *   2. Fix it:  rewrite warp_reduce() so that racecheck reports no hazard.
- *               Lesson 07 needs nine __syncwarp(); with one-neighbour steps
- *               through shared memory, five will do (one between each two
- *               of the six steps): sdata[64..127] is free for you to use.
+ *               Lesson 07 needs nine __syncwarp(); with six steps through
+ *               shared memory, five will do (one between each two):
+ *               sdata[64..127] is free for you to use.
  *
  * Lines (one per check, for each size and input: its name, n, time or "check
  * only", PASS or FAIL): "sum" is the input (timed, unless --check);

@@ -6,11 +6,11 @@
 #   relaxed   a relaxed atomic load at device scope (cuda::atomic_ref), as
 #             the solution has it
 #   volatile  *(volatile unsigned int *)bits
-#   ldcg      __ldcg(bits): a plain load that skips the SM's L1 cache
+#   ldcg      __ldcg(bits): an L2-only load, which skips the SM's L1 cache
 #   plain     *bits
 # It writes the load and CAS instructions of each copy's max_kernel to
 # results/sass-lab02-first-read-sm_90.txt (cuobjdump, no GPU needed), checks
-# each copy at odd sizes, then times each at n = 2^26 on both inputs, three
+# each copy at six sizes, then times each at n = 2^26 on both inputs, three
 # rounds, the four copies in turns within a round:
 # results/first-read-lab02-<gpu>.csv (copy, input, round, then the harness's
 # CSV line).
@@ -44,6 +44,8 @@ if command -v cuobjdump >/dev/null && cuobjdump -sass "$B/relaxed" | grep -q 'sm
               sed 's|^ *||; s| *;.*|;|'
       done
       echo "# end of the listing"; } >results/sass-lab02-first-read-sm_90.txt
+else
+    echo "02_first_read.sh: no cuobjdump on PATH, or no sm_90 code in this build: results/sass-lab02-first-read-sm_90.txt is left as it is" >&2
 fi
 nvidia-smi -L >/dev/null 2>&1 || { echo "02_first_read.sh: no GPU: built and listed only"; exit 0; }
 for v in $copies; do
