@@ -49,7 +49,7 @@ __global__ void max_kernel(const float *in, size_t n, float *out)
 // not four equal bytes.
 __global__ void fill_kernel(float *out, float v) { *out = v; }
 
-// For the second check: out[i] = -1 - |in[i]|, every element below -1.
+// For the second check: out[i] = -1 - |in[i]|, every element at most -1.
 __global__ void negatives_kernel(const float *in, size_t n, float *out)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
