@@ -1,6 +1,6 @@
 #!/bin/sh
 # make bench: size sweep n = 2^10 .. 2^30 (every 2x) of the given lessons
-# (09-14: the fast kernels and, in 14, the libraries), one CSV line per
+# (09-15: the fast kernels and, in 14, the libraries), one CSV line per
 # variant and size, with L2 flushed two ways between repetitions:
 #   dirty  the harness writes a 2 x L2 buffer (L2 left full of dirty lines)
 #   clean  it reads a 2 x L2 buffer that nothing writes (L2 left clean)
