@@ -5,7 +5,10 @@
 # Nsight Compute (ncu), the race logs compute-sanitizer, the listings cuobjdump.
 #
 # usage: sh scripts/reference.sh [PART ...]      (default: every part, in this order)
-#   test       make test; its summary and any failure -> results/test-<gpu>.txt
+#   test       make test; its summary and any failure -> results/test-<gpu>.txt,
+#              then the versions part
+#   versions   the GPU's driver, memory, SMs and L2, the CUDA, CUB and NCCL
+#              versions -> results/versions-<gpu>.txt
 #   run        make run at 2^26 -> results/run-<gpu>.csv/.txt
 #   bench      make bench (L2 dirty and clean) -> results/bench-<gpu>[-clean].csv
 #   counters   ncu, one setup for every lesson: ./lessonNN -n 2^24 --check,
@@ -45,6 +48,14 @@ stamp_new() {
 }
 trap stamp_new EXIT
 say() { echo "== reference.sh: $*" >&2; }
+# the versions behind every other file of this GPU, and its SM count and L2 size
+versions() {
+    printf '#include <cstdio>\nint main() { int s = 0, l2 = 0; cudaDeviceGetAttribute(&s, cudaDevAttrMultiProcessorCount, 0);\n cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0); printf("%%d SMs, %%d MiB L2\\n", s, l2 >> 20); }\n' >"$B/gpu_info.cu"
+    { echo "gpu: $gpu"; nvidia-smi --query-gpu=driver_version,memory.total --format=csv,noheader | sed 's/^/driver, memory: /'
+      nvcc -o "$B/gpu_info" "$B/gpu_info.cu" && "$B/gpu_info" | sed 's/^/cudaDeviceGetAttribute: /'
+      nvcc --version | tail -n 1; make -s lesson14 lesson18 >/dev/null 2>&1
+      ./lesson14 -n 1 --check 2>&1 | grep '^# CUB'; ./lesson18 -n 1 --check 2>&1 | grep -m1 'NCCL'; } >"results/versions-$slug.txt"
+}
 
 METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio,smsp__inst_executed_op_branch.sum,sm__sass_inst_executed_op_shared_ld.sum,sm__sass_inst_executed_op_shared_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,lts__t_requests_op_red.sum,lts__t_requests_op_atom.sum
 
@@ -68,10 +79,9 @@ for part in $parts; do
           echo "# sources: cksum $(LC_ALL=C; cat Makefile common/*.h lessons/*/*.cu exercises/*.cu solutions/*.cu lab/*.cu scripts/*.sh tests/*.sh tests/*.c tests/*.txt | cksum | cut -d' ' -f1) (of Makefile, common/*.h, the lessons', exercises', solutions' and labs' .cu, scripts/*.sh and tests/*.sh, *.c, *.txt, in that order)"
           grep -E '^\[|  FAIL|GPU:|skip ' "$B/test.log"; grep -E '^[0-9]+ passed, [0-9]+ failed' "$B/test.log"; } >"results/test-$slug.txt"
         grep -E '^[0-9]+ passed, [0-9]+ failed' "$B/test.log"
-        # the versions behind every other file of this GPU
-        { echo "gpu: $gpu"; nvidia-smi --query-gpu=driver_version,memory.total --format=csv,noheader | sed 's/^/driver, memory: /'
-          nvcc --version | tail -n 1; make -s lesson14 lesson18 >/dev/null 2>&1
-          ./lesson14 -n 1 --check 2>&1 | grep '^# CUB'; ./lesson18 -n 1 --check 2>&1 | grep -m1 'NCCL'; } >"results/versions-$slug.txt" ;;
+        versions ;;
+    versions)
+        versions ;;
     run)
         say "make run"
         make -j"$J" lessons >/dev/null && make run RESULTS=results
