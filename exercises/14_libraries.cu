@@ -17,10 +17,10 @@
  *   max_negatives  the same on -1 - |x|, every element at most -1: a thread
  *                  with no element that offers a value above -1 (0, say)
  *                  shows here at the sizes that leave a thread without an
- *                  element: whenever pass 1 launches fewer than 256 blocks
- *                  (n up to 65,280; every n on a GPU that fits fewer), pass
- *                  2 has idle threads; in the short list, n = 1, 2, 33 and
- *                  1000. An offer below every element (-FLT_MAX, say)
+ *                  element, in either pass: pass 1's last block when it
+ *                  gets fewer than 256 elements, and pass 2 whenever pass 1
+ *                  launches fewer than 256 blocks (n up to 65,280); in the
+ *                  short list, n = 1, 2, 33 and 1000. An offer below every element (-FLT_MAX, say)
  *                  gives the right max whenever there is an element; n = 0
  *                  never reaches the kernel.
  *                  The float just past its end holds 0: a read past n
