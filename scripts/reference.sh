@@ -115,9 +115,9 @@ for part in $parts; do
         echo "$(($(wc -l <"$out") - 1)) counter values in $out" ;;
     sass)
         command -v cuobjdump >/dev/null || { say "no cuobjdump: listings skipped"; continue; }
-        make -j"$J" BUILDDIR=$B/sm90 ARCH=90 lesson01 lesson02 lesson03 lesson04 lesson05 lesson06 lesson07 lesson08 lesson09 lesson10 lesson11 lesson12 lesson15 lesson16 lesson17 >/dev/null 2>&1
+        make -j"$J" BUILDDIR=$B/sm90 ARCH=90 lesson01 lesson02 lesson03 lesson04 lesson05 lesson06 lesson07 lesson08 lesson09 lesson10 lesson11 lesson12 lesson13 lesson15 lesson16 lesson17 >/dev/null 2>&1
         make -j"$J" BUILDDIR=$B/sm90v ARCH=90 EXTRA=-DCLASSIC_VOLATILE=1 lesson07 >/dev/null 2>&1
-        for b in $B/sm90/lesson0[1-9] $B/sm90/lesson1[0-2] $B/sm90/lesson1[567] $B/sm90v/lesson07; do
+        for b in $B/sm90/lesson0[1-9] $B/sm90/lesson1[0-3] $B/sm90/lesson1[567] $B/sm90v/lesson07; do
             [ -x "$b" ] || continue
             name=$(basename "$b"); case $b in *sm90v*) name=$name-volatile ;; esac
             # the lesson's kernels only (not the harness's), without the encodings
