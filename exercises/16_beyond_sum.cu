@@ -18,8 +18,8 @@
  *
  * Lines (one per check, for each size and input: its name, n, time or "check
  * only", PASS or FAIL): "argmin" on the default input (ints have many
- * ties), "argmin_nan" (NaNs planted so that the first by index is met
- * after a later one, and a -inf first) and "argmin_ties" (the same with
+ * ties), "argmin_nan" (NaNs planted so that, where n is large enough,
+ * the first by index is met after a later one, and a -inf first) and "argmin_ties" (the same with
  * copies of a new minimum).
  * The reference is an exact host scan.
  */
@@ -45,7 +45,7 @@ __device__ __forceinline__ ArgState argmin_combine(ArgState a, ArgState b)
     // END(exercise)
 }
 
-// Lesson 16's loads with this one combine.
+// Lesson 16's loads, one float4 a trip, with this one combine.
 __device__ __forceinline__ ArgState thread_argmin(const float *in, size_t n)
 {
     size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -208,7 +208,8 @@ static int run(Options opt)
 
     // Planted copies, at the input's alignment. Positions: a later float4 of
     // thread 0, the middle, the end, and the grid's last thread's first
-    // float4 -- the smallest index, yet met after thread 0's in the tree.
+    // float4 -- where n fills a capped grid, the smallest index, yet met
+    // after thread 0's in the tree (positions past n are not planted).
     float *work = NULL;
     CUDA_CHECK(cudaMalloc((void **)&work, (n + 4) * sizeof(float)));
     float *d_x = work + opt.offset % 4;
