@@ -19,8 +19,8 @@
  * Lines (one per check, for each size and input: its name, n, time or "check
  * only", PASS or FAIL): "argmin" on the default input (ints have many
  * ties), "argmin_nan" (NaNs planted so that, where n is large enough,
- * the first by index is met after a later one, and a -inf first) and "argmin_ties" (the same with
- * copies of a new minimum).
+ * the first by index is met after a later one, and a -inf first) and
+ * "argmin_ties" (the same with copies of a new minimum).
  * The reference is an exact host scan.
  */
 #include "harness.h"

@@ -1,0 +1,59 @@
+#!/bin/sh
+# Exercise 16's argmin combine decides which of two (value, index) states
+# wins. How it hands the winner back sets the speed. This builds two copies of
+# solutions/16_beyond_sum.cu that differ only in argmin_combine's body, with
+# the solution's own compile line:
+#   fields  one decision, then each field selected on its own:
+#           arg_state(take_a ? a.v : b.v, take_a ? a.i : b.i), as the solution has it
+#   struct  the same rule returning whole structs, one return per case:
+#           return a_nan ? a : b; ... return a.v < b.v ? a : b;
+# It writes instruction counts of each copy's argmin_kernel to
+# results/sass-lab16-argmin-select-sm_90.txt (cuobjdump, no GPU needed), checks
+# each copy at six sizes, then times each at n = 2^26 on both inputs, three
+# rounds, the two copies in turns within a round:
+# results/argmin-select-lab16-<gpu>.csv (copy, input, round, then the
+# harness's CSV line).
+#
+#     sh lab/16_argmin_select.sh
+set -u
+cd "$(dirname "$0")/.." || exit 1
+B=build/argmin_select
+mkdir -p "$B" results
+src=solutions/16_beyond_sum.cu
+grep -q 'return arg_state(take_a ? a.v : b.v, take_a ? a.i : b.i);' "$src" || { echo "16_argmin_select.sh: $src does not select the fields" >&2; exit 1; }
+cmd=$(make -s -n -B solution16 | grep nvcc) || { echo "16_argmin_select.sh: no compile line for solution16" >&2; exit 1; }
+cp "$src" "$B/fields.cu"
+# struct: the body between the exercise markers replaced, nothing else
+awk '/TODO\(exercise\)/ { print; print "    int a_nan = a.v != a.v, b_nan = b.v != b.v;"
+                                 print "    if (a_nan != b_nan) return a_nan ? a : b;"
+                                 print "    if (a_nan || a.v == b.v) return a.i <= b.i ? a : b;"
+                                 print "    return a.v < b.v ? a : b;"; skip = 1; next }
+     /END\(exercise\)/ { skip = 0 } !skip' "$src" >"$B/struct.cu"
+copies="fields struct"
+for v in $copies; do
+    eval "$(echo "$cmd" | sed "s|-o solution16 $src|-o $B/$v $B/$v.cu|")" || exit 1
+done
+if command -v cuobjdump >/dev/null && cuobjdump -sass "$B/fields" | grep -q 'sm_90'; then
+    { echo "# lab/16_argmin_select.sh: argmin_kernel of each copy (cuobjdump -sass, sm_90, CUDA $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')):"
+      echo "# copy, instructions in the kernel, of them SEL (selects), PRMT (byte permutes), BRA (branches)"
+      for v in $copies; do
+          cuobjdump -sass "$B/$v" | awk -v v="$v" '/Function : .*argmin_kernel/ { p = 1; next } /Function :/ { p = 0 }
+              p && /^ *\/\*[0-9a-f]+\*\// { n++; if (/ SEL /) s++; if (/ PRMT /) r++; if (/ BRA /) b++ }
+              END { printf "%s,%d,%d,%d,%d\n", v, n, s, r, b }'
+      done; } >results/sass-lab16-argmin-select-sm_90.txt
+    cat results/sass-lab16-argmin-select-sm_90.txt
+else
+    echo "16_argmin_select.sh: no cuobjdump on PATH, or no sm_90 code in this build: results/sass-lab16-argmin-select-sm_90.txt is left as it is" >&2
+fi
+nvidia-smi -L >/dev/null 2>&1 || { echo "16_argmin_select.sh: no GPU: built and listed only"; exit 0; }
+for v in $copies; do
+    "$B/$v" -n 0,1,33,4097,2^20+3,2^24 -d ints,uniform --check >"$B/$v.check" 2>&1 || { echo "16_argmin_select.sh: the $v copy fails its check:" >&2; grep FAIL "$B/$v.check" >&2; exit 1; }
+done
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
+slug=$(echo "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
+out=results/argmin-select-lab16-$slug.csv
+echo "copy,input,round,$("$B/fields" -n 1 --csv-header --csv 2>/dev/null | head -n 1)" >"$out"
+for r in 1 2 3; do for d in ints uniform; do for v in $copies; do
+    "$B/$v" -n 2^26 -d $d --csv 2>/dev/null | grep ',argmin,' | sed "s/^/$v,$d,$r,/" >>"$out"
+done; done; done
+echo "$(($(wc -l <"$out") - 1)) rows in $out"
