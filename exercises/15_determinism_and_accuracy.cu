@@ -2,7 +2,7 @@
  * Exercise 15: carry the compensation through the whole tree.
  *
  * Lesson 15's "kahan" keeps a compensation term per thread, then folds it in
- * and adds plain floats from the warp shuffles up. On the "cancel" input the
+ * and adds plain floats in every tree. On the "cancel" input the
  * threads' totals are large and cancel each other in that tree, so the error
  * comes back. Here every value is a pair (s, c) meaning s + c, all the way:
  * threads, warp shuffles, the shared slots, the block partials and the last
@@ -19,8 +19,8 @@
  *     make check E=15                     # every size, input, block size; same bits every run
  *
  * Lines (one per check: its name, n, time or "check only", PASS or FAIL):
- * "kahan_tree" for each size and -d input (checked as usual), and "cancel",
- * once per size whatever -d says: the lesson's ill-conditioned input, where
+ * "kahan_tree" for each size and -d input (checked as usual), and "cancel"
+ * after each, whatever -d says: the lesson's ill-conditioned input, where
  * the result must be within 2^-23 |sum| + 2^-40 sum|x| of the exact sum
  * (lesson 15's per-thread kahan misses that: at 2^26 it returns 16 for
  * 15.9975595, results/lesson15-<gpu>.txt). The first term is the final
