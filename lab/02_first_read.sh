@@ -24,6 +24,8 @@ src=solutions/02_atomic.cu
 old='cuda::atomic_ref<unsigned int, cuda::thread_scope_device>(\*bits).load(cuda::memory_order_relaxed);'
 grep -q "$old" "$src" || { echo "02_first_read.sh: $src has no relaxed atomic first read" >&2; exit 1; }
 cmd=$(make -s -n -B solution02 | grep nvcc) || { echo "02_first_read.sh: no compile line for solution02" >&2; exit 1; }
+nv=${cmd%% *} # make's NVCC, and the cuobjdump beside it (else the one on PATH)
+cod=$(dirname "$(command -v "$nv")")/cuobjdump; [ -x "$cod" ] || cod=$(command -v cuobjdump)
 copies="relaxed volatile ldcg plain"
 for v in $copies; do
     case $v in
@@ -36,16 +38,16 @@ for v in $copies; do
     sed -e "s|$old|$new|" "$src" >"$B/$v.cu"
     eval "$(echo "$cmd" | sed "s|-o solution02 $src|-o $B/$v $B/$v.cu|")" || exit 1
 done
-if command -v cuobjdump >/dev/null && cuobjdump -sass "$B/relaxed" | grep -q 'sm_90'; then
-    { echo "# lab/02_first_read.sh: the loads and the CAS of max_kernel in each copy (cuobjdump -sass, sm_90, CUDA $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'))"
+if [ -n "$cod" ] && "$cod" -sass "$B/relaxed" | grep -q 'sm_90'; then
+    { echo "# lab/02_first_read.sh: the loads and the CAS of max_kernel in each copy (cuobjdump -sass, sm_90, CUDA $("$nv" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'))"
       for v in $copies; do
           echo "## $v"
-          cuobjdump -sass "$B/$v" | awk '/Function : .*max_kernel/ { p = 1; next } /Function :/ { p = 0 } p && / (LDG|LD|ATOMG)\.E/' |
+          "$cod" -sass "$B/$v" | awk '/Function : .*max_kernel/ { p = 1; next } /Function :/ { p = 0 } p && / (LDG|LD|ATOMG)\.E/' |
               sed 's|^ *||; s| *;.*|;|'
       done
       echo "# end of the listing"; } >results/sass-lab02-first-read-sm_90.txt
 else
-    echo "02_first_read.sh: no cuobjdump on PATH, or no sm_90 code in this build: results/sass-lab02-first-read-sm_90.txt is left as it is" >&2
+    echo "02_first_read.sh: no cuobjdump beside nvcc or on PATH, or no sm_90 code in this build: results/sass-lab02-first-read-sm_90.txt is left as it is" >&2
 fi
 nvidia-smi -L >/dev/null 2>&1 || { echo "02_first_read.sh: no GPU: built and listed only"; exit 0; }
 for v in $copies; do

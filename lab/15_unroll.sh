@@ -18,6 +18,7 @@ for l in 15 16; do
     grep -q "^#define UNROLL [0-9]* " "$src" || { echo "15_unroll.sh: $src has no UNROLL define" >&2; exit 1; }
     # the lesson's own compile line, pointed at the copy
     cmd=$(make -s -n -B "lesson$l" | grep nvcc) || { echo "15_unroll.sh: no compile line for lesson$l" >&2; exit 1; }
+    nv=${cmd%% *} # make's NVCC, named in the listing's header
     for u in 1 2 4 8; do
         sed "s/^#define UNROLL [0-9]* /#define UNROLL $u /" "$src" >"$B/l${l}_u$u.cu"
         eval "$(echo "$cmd" | sed "s|-o lesson$l $src|-Xptxas -v -o $B/l${l}_u$u $B/l${l}_u$u.cu|") 2>$B/l${l}_u$u.ptxas" &
@@ -29,7 +30,7 @@ wait
 if ! grep -q 'sm_90' "$B/l15_u1.ptxas"; then
     echo "15_unroll.sh: this build has no sm_90 code, so results/ptxas-lab15-unroll-sm_90.txt is left as it is (ARCH=\"90 ...\" adds it)" >&2
 else
-{ echo "# ptxas -v (sm_90, CUDA $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')) of lessons 15 and 16 built with UNROLL = 1, 2, 4, 8 (lab/15_unroll.sh's copies): each kernel's stack and spills, then its registers"
+{ echo "# ptxas -v (sm_90, CUDA $("$nv" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')) of lessons 15 and 16 built with UNROLL = 1, 2, 4, 8 (lab/15_unroll.sh's copies): each kernel's stack and spills, then its registers"
   for l in 15 16; do for u in 1 2 4 8; do
       echo "## lesson $l, UNROLL $u"
       awk '/Compiling entry function/ && /sm_90/ { f = $0; sub(/.*function ./, "", f); sub(/^_Z[0-9]+/, "", f); k = index(f, "_kernel")

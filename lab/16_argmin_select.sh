@@ -22,6 +22,8 @@ mkdir -p "$B" results
 src=solutions/16_beyond_sum.cu
 grep -q 'return arg_state(take_a ? a.v : b.v, take_a ? a.i : b.i);' "$src" || { echo "16_argmin_select.sh: $src does not select the fields" >&2; exit 1; }
 cmd=$(make -s -n -B solution16 | grep nvcc) || { echo "16_argmin_select.sh: no compile line for solution16" >&2; exit 1; }
+nv=${cmd%% *} # make's NVCC, and the cuobjdump beside it (else the one on PATH)
+cod=$(dirname "$(command -v "$nv")")/cuobjdump; [ -x "$cod" ] || cod=$(command -v cuobjdump)
 cp "$src" "$B/fields.cu"
 # struct: the body between the exercise markers replaced, nothing else
 awk '/TODO\(exercise\)/ { print; print "    int a_nan = a.v != a.v, b_nan = b.v != b.v;"
@@ -33,17 +35,17 @@ copies="fields struct"
 for v in $copies; do
     eval "$(echo "$cmd" | sed "s|-o solution16 $src|-o $B/$v $B/$v.cu|")" || exit 1
 done
-if command -v cuobjdump >/dev/null && cuobjdump -sass "$B/fields" | grep -q 'sm_90'; then
-    { echo "# lab/16_argmin_select.sh: argmin_kernel of each copy (cuobjdump -sass, sm_90, CUDA $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')):"
+if [ -n "$cod" ] && "$cod" -sass "$B/fields" | grep -q 'sm_90'; then
+    { echo "# lab/16_argmin_select.sh: argmin_kernel of each copy (cuobjdump -sass, sm_90, CUDA $("$nv" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')):"
       echo "# copy, instructions in the kernel, of them SEL (selects), PRMT (byte permutes), BRA (branches)"
       for v in $copies; do
-          cuobjdump -sass "$B/$v" | awk -v v="$v" '/Function : .*argmin_kernel/ { p = 1; next } /Function :/ { p = 0 }
+          "$cod" -sass "$B/$v" | awk -v v="$v" '/Function : .*argmin_kernel/ { p = 1; next } /Function :/ { p = 0 }
               p && /^ *\/\*[0-9a-f]+\*\// { n++; if (/ SEL /) s++; if (/ PRMT /) r++; if (/ BRA /) b++ }
               END { printf "%s,%d,%d,%d,%d\n", v, n, s, r, b }'
       done; } >results/sass-lab16-argmin-select-sm_90.txt
     cat results/sass-lab16-argmin-select-sm_90.txt
 else
-    echo "16_argmin_select.sh: no cuobjdump on PATH, or no sm_90 code in this build: results/sass-lab16-argmin-select-sm_90.txt is left as it is" >&2
+    echo "16_argmin_select.sh: no cuobjdump beside nvcc or on PATH, or no sm_90 code in this build: results/sass-lab16-argmin-select-sm_90.txt is left as it is" >&2
 fi
 nvidia-smi -L >/dev/null 2>&1 || { echo "16_argmin_select.sh: no GPU: built and listed only"; exit 0; }
 for v in $copies; do
