@@ -429,7 +429,7 @@ function d_grid_stride(   x0, y, n, stride, rounds, lastf, lastb, per) {
     TM(x0, y, "i = b*" 2 * B " + t + k*" comma(stride) ",  k = 0, 1, ... while i < n", 12)
     y += 30
     per = 2 * n / (G * 2 * B)
-    T(20, y, "At n = 2^26 a thread adds about " int(per + 0.5) " elements in a register (" rounds " rounds, two loads in flight per round),", 12)
+    T(20, y, "At n = 2^26 a thread adds about " int(per + 0.5) " elements in a register (" rounds - 1 " or " rounds " rounds, two loads in flight per round),", 12)
     T(20, y + 18, "then the block's tree runs once: " comma(G) " partials from pass 1. Pass 2 is the same kernel as ONE block of " B, 12)
     T(20, y + 36, "threads, looping over the " comma(G) " partials: two launches for any n.", 12)
     close_svg()

@@ -7,8 +7,9 @@
  * 09's pair). Write the loop so that each round takes four elements, i,
  * i + stride, i + 2*stride and i + 3*stride (i = first in the first round),
  * into four separate sums, then takes the rest one at a time; add the four
- * sums at the end. Four independent chains of adds: the compiler may issue
- * four loads before the first add (lesson 11 builds on this). It must stay
+ * sums at the end. One bound check covers a round's four elements, so the
+ * compiler may issue four loads before the first add, and the four sums
+ * make the adds independent (lesson 11 issues its loads first too). It must stay
  * correct for any n (the tail!) and any grid, with size_t indices. Then
  * measure it against lesson 09, whose loop issues two loads a round
  * (results/sass-lesson09-sm_90.txt): whether four gain anything is for the
