@@ -16,9 +16,9 @@
  *
  * Lines (one per check, for each size and input: its name, n, time or "check
  * only", PASS or FAIL): "shfl" at the -b block size (default 256; timed
- * unless --check), then check-only lines at block sizes that leave a warp
- * partly empty: b=1, b=17, b=33, b=100, b=480 (15 warps: warp 0 reads 15
- * slots), b=1000, b=1023.
+ * unless --check), then check-only lines at block sizes -b cannot take,
+ * most leaving a warp partly empty: b=1, b=17, b=33, b=100, b=480 (15 full
+ * warps: warp 0 reads 15 slots), b=1000, b=1023.
  *
  *     make exercise10 && ./exercise10     # FAILs until block_sum is written
  *     make check E=10                     # every size, input, block size, sanitizers
@@ -108,7 +108,7 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 
 static const LessonInfo info = {"ex10_warp_shuffle", BLOCK_RUNTIME, 256, NULL};
 
-// Block sizes with a partly empty warp, each checked on every run.
+// Block sizes -b cannot take (all but 480 leave a warp partly empty), each checked on every run.
 static const int odd_blocks[] = {1, 17, 33, 100, 480, 1000, 1023};
 #define ODD_COUNT (int)(sizeof odd_blocks / sizeof odd_blocks[0])
 
