@@ -46,6 +46,7 @@ if [ -n "$cod" ] && "$cod" -sass "$B/relaxed" | grep -q 'sm_90'; then
               sed 's|^ *||; s| *;.*|;|'
       done
       echo "# end of the listing"; } >results/sass-lab02-first-read-sm_90.txt
+    sh scripts/stamp.sh results/sass-lab02-first-read-sm_90.txt ex02 # records the code it listed in results/code.txt
 else
     echo "02_first_read.sh: no cuobjdump beside nvcc or on PATH, or no sm_90 code in this build: results/sass-lab02-first-read-sm_90.txt is left as it is" >&2
 fi
@@ -60,4 +61,5 @@ echo "copy,input,round,$("$B/plain" -n 1 --csv-header --csv 2>/dev/null | head -
 for r in 1 2 3; do for d in ints uniform; do for v in $copies; do
     "$B/$v" -n 2^26 -d $d --csv 2>/dev/null | grep ',atomic_max,' | sed "s/^/$v,$d,$r,/" >>"$out"
 done; done; done
+sh scripts/stamp.sh "$out" ex02 # records the code it measured in results/code.txt
 echo "$(($(wc -l <"$out") - 1)) rows in $out"

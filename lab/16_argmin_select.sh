@@ -43,6 +43,7 @@ if [ -n "$cod" ] && "$cod" -sass "$B/fields" | grep -q 'sm_90'; then
               p && /^ *\/\*[0-9a-f]+\*\// { n++; if (/ SEL /) s++; if (/ PRMT /) r++; if (/ BRA /) b++ }
               END { printf "%s,%d,%d,%d,%d\n", v, n, s, r, b }'
       done; } >results/sass-lab16-argmin-select-sm_90.txt
+    sh scripts/stamp.sh results/sass-lab16-argmin-select-sm_90.txt ex16 # records the code it listed in results/code.txt
     cat results/sass-lab16-argmin-select-sm_90.txt
 else
     echo "16_argmin_select.sh: no cuobjdump beside nvcc or on PATH, or no sm_90 code in this build: results/sass-lab16-argmin-select-sm_90.txt is left as it is" >&2
@@ -58,4 +59,5 @@ echo "copy,input,round,$("$B/fields" -n 1 --csv-header --csv 2>/dev/null | head 
 for r in 1 2 3; do for d in ints uniform; do for v in $copies; do
     "$B/$v" -n 2^26 -d $d --csv 2>/dev/null | grep ',argmin,' | sed "s/^/$v,$d,$r,/" >>"$out"
 done; done; done
+sh scripts/stamp.sh "$out" ex16 # records the code it measured in results/code.txt
 echo "$(($(wc -l <"$out") - 1)) rows in $out"
