@@ -14,7 +14,8 @@
 #                                  the charts use (sh scripts/plot.sh --gpus)
 #   lesson NN [prev=MM]            every variant of lesson NN in `make run`, after the
 #                                  variant lesson MM (default NN-1) shows; x prev is
-#                                  per element, so lessons run at other n compare too
+#                                  per element, so lessons run at other n compare too;
+#                                  noratio=RE: no x prev for variants matching RE
 #   counters NN[,NN] M[,M] [kernel=RE] [launch=K] [file=F] [elements=N]
 #                                  Nsight Compute counters (results/counters-<gpu>.csv, or results/F-<gpu>.csv;
 #                                  NN may be a lab program, lab_NN_topic); launch=K: only the K-th launch of each kernel
@@ -165,7 +166,7 @@ function t_staircase(   g, f, l, r, p, ncol, any, pr, med, per, prevper) {
     }
     if (!any) { nout = 0; none("make run results") }
 }
-function t_lesson(l, prev,   g, f, r, k, nv, vars, seen, ncol, pr, prevper, v, any) {
+function t_lesson(l, prev, noratio,   g, f, r, k, nv, vars, seen, ncol, pr, prevper, v, any) {
     if (prev == "" && l + 0 > 1) prev = sprintf("%02d", l - 1)
     nv = 0
     for (g = 1; g <= NG; g++) { f = R "/run-" GPU[g] ".csv"; if (!load(f)) continue
@@ -188,7 +189,7 @@ function t_lesson(l, prev,   g, f, r, k, nv, vars, seen, ncol, pr, prevper, v, a
             any = 1; if (T[2] == "") T[2] = fmt_n(V[f, r, "n"])
             T[++ncol] = fus(V[f, r, "median_us"]); T[++ncol] = fgb(V[f, r, "gbps"]); T[++ncol] = fpct(V[f, r, "pct_peak"])
             prevper = ""
-            if (k > 0 && prev != "") { pr = find(f, prev, shown_variant(prev), "")
+            if (k > 0 && prev != "" && !(noratio != "" && vars[k] ~ noratio)) { pr = find(f, prev, shown_variant(prev), "")
                 if (pr) prevper = V[f, pr, "median_us"] / V[f, pr, "n"] }
             T[++ncol] = (prevper != "") ? fx(prevper / (V[f, r, "median_us"] / V[f, r, "n"])) : ""
         }
@@ -523,7 +524,7 @@ function render(spec,   kind, a, na, i, kv, opt, pos) {
     for (i = 1; i <= na; i++) if (index(a[i], "=")) opt[substr(a[i], 1, index(a[i], "=") - 1)] = substr(a[i], index(a[i], "=") + 1)
                               else pa[++pos] = a[i]
     if (kind == "staircase") t_staircase()
-    else if (kind == "lesson") t_lesson(pa[1], opt["prev"])
+    else if (kind == "lesson") t_lesson(pa[1], opt["prev"], opt["noratio"])
     else if (kind == "counters") t_counters(pa[1], pa[2], opt["kernel"], opt["launch"], opt["file"], opt["elements"])
     else if (kind == "bench") t_bench(pa[1], opt["sizes"], opt["flush"], opt["ratio"], opt["gpu"], opt["names"], opt["rnames"])
     else if (kind == "gpus") t_gpus()
