@@ -38,11 +38,11 @@ for v in $copies; do
     sed -e "s|$old|$new|" "$src" >"$B/$v.cu"
     eval "$(echo "$cmd" | sed "s|-o solution02 $src|-o $B/$v $B/$v.cu|")" || exit 1
 done
-if [ -n "$cod" ] && "$cod" -sass "$B/relaxed" | grep -q 'sm_90'; then
+if [ -n "$cod" ] && "$cod" -sass -arch sm_90 "$B/relaxed" 2>/dev/null | grep -q 'sm_90'; then
     { echo "# lab/02_first_read.sh: the loads and the CAS of max_kernel in each copy (cuobjdump -sass, sm_90, CUDA $("$nv" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'))"
       for v in $copies; do
           echo "## $v"
-          "$cod" -sass "$B/$v" | awk '/Function : .*max_kernel/ { p = 1; next } /Function :/ { p = 0 } p && / (LDG|LD|ATOMG)\.E/' |
+          "$cod" -sass -arch sm_90 "$B/$v" | awk '/Function : .*max_kernel/ { p = 1; next } /Function :/ { p = 0 } p && / (LDG|LD|ATOMG)\.E/' |
               sed 's|^ *||; s| *;.*|;|'
       done
       echo "# end of the listing"; } >results/sass-lab02-first-read-sm_90.txt

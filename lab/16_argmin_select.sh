@@ -1,16 +1,17 @@
 #!/bin/sh
 # Exercise 16's argmin combine decides which of two (value, index) states
-# wins. How it hands the winner back sets the speed. This builds two copies of
-# solutions/16_beyond_sum.cu that differ only in argmin_combine's body, with
-# the solution's own compile line:
-#   fields  one decision, then each field selected on its own:
-#           arg_state(take_a ? a.v : b.v, take_a ? a.i : b.i), as the solution has it
-#   struct  the same rule returning whole structs, one return per case:
-#           return a_nan ? a : b; ... return a.v < b.v ? a : b;
+# wins. How that decision is written sets the speed. This builds three copies
+# of solutions/16_beyond_sum.cu that differ only in argmin_combine's body,
+# with the solution's own compile line, all with the same rule:
+#   fields    one decision, then each field selected on its own:
+#             arg_state(take_a ? a.v : b.v, take_a ? a.i : b.i), as the solution has it
+#   select    the same one decision, returning a whole state: take_a ? a : b
+#   branches  one return per case, each returning a whole state:
+#             if (a_nan != b_nan) return a_nan ? a : b; ... return a.v < b.v ? a : b;
 # It writes instruction counts of each copy's argmin_kernel to
 # results/sass-lab16-argmin-select-sm_90.txt (cuobjdump, no GPU needed), checks
 # each copy at six sizes, then times each at n = 2^26 on both inputs, three
-# rounds, the two copies in turns within a round:
+# rounds, the copies in turns within a round:
 # results/argmin-select-lab16-<gpu>.csv (copy, input, round, then the
 # harness's CSV line).
 #
@@ -25,21 +26,23 @@ cmd=$(make -s -n -B solution16 | grep nvcc) || { echo "16_argmin_select.sh: no c
 nv=${cmd%% *} # make's NVCC, and the cuobjdump beside it (else the one on PATH)
 cod=$(dirname "$(command -v "$nv")")/cuobjdump; [ -x "$cod" ] || cod=$(command -v cuobjdump)
 cp "$src" "$B/fields.cu"
-# struct: the body between the exercise markers replaced, nothing else
+# select: only the return changed
+sed 's|return arg_state(take_a ? a.v : b.v, take_a ? a.i : b.i);|return take_a ? a : b;|' "$src" >"$B/select.cu"
+# branches: the body between the exercise markers replaced, nothing else
 awk '/TODO\(exercise\)/ { print; print "    int a_nan = a.v != a.v, b_nan = b.v != b.v;"
                                  print "    if (a_nan != b_nan) return a_nan ? a : b;"
                                  print "    if (a_nan || a.v == b.v) return a.i <= b.i ? a : b;"
                                  print "    return a.v < b.v ? a : b;"; skip = 1; next }
-     /END\(exercise\)/ { skip = 0 } !skip' "$src" >"$B/struct.cu"
-copies="fields struct"
+     /END\(exercise\)/ { skip = 0 } !skip' "$src" >"$B/branches.cu"
+copies="fields select branches"
 for v in $copies; do
     eval "$(echo "$cmd" | sed "s|-o solution16 $src|-o $B/$v $B/$v.cu|")" || exit 1
 done
-if [ -n "$cod" ] && "$cod" -sass "$B/fields" | grep -q 'sm_90'; then
+if [ -n "$cod" ] && "$cod" -sass -arch sm_90 "$B/fields" 2>/dev/null | grep -q 'sm_90'; then
     { echo "# lab/16_argmin_select.sh: argmin_kernel of each copy (cuobjdump -sass, sm_90, CUDA $("$nv" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')):"
       echo "# copy, instructions in the kernel, of them SEL (selects), PRMT (byte permutes), BRA (branches)"
       for v in $copies; do
-          "$cod" -sass "$B/$v" | awk -v v="$v" '/Function : .*argmin_kernel/ { p = 1; next } /Function :/ { p = 0 }
+          "$cod" -sass -arch sm_90 "$B/$v" | awk -v v="$v" '/Function : .*argmin_kernel/ { p = 1; next } /Function :/ { p = 0 }
               p && /^ *\/\*[0-9a-f]+\*\// { n++; if (/ SEL /) s++; if (/ PRMT /) r++; if (/ BRA /) b++ }
               END { printf "%s,%d,%d,%d,%d\n", v, n, s, r, b }'
       done; } >results/sass-lab16-argmin-select-sm_90.txt
