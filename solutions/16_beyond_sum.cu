@@ -42,7 +42,7 @@ __device__ __forceinline__ ArgState argmin_combine(ArgState a, ArgState b)
     // TODO(exercise): NaN on exactly one side: that side wins. Both NaN, or equal values: the smaller index wins. Otherwise the smaller value.
     int a_nan = a.v != a.v, b_nan = b.v != b.v;
     int take_a = a_nan != b_nan ? a_nan : (a_nan || a.v == b.v) ? a.i <= b.i : a.v < b.v;
-    // one decision, then each field selected on its own (lab/16_argmin_select.md: not the whole struct)
+    // one decision, no branch per case, each field selected on its own (lab/16_argmin_select.md)
     return arg_state(take_a ? a.v : b.v, take_a ? a.i : b.i);
     // END(exercise)
 }
