@@ -50,7 +50,7 @@ trap stamp_new EXIT
 say() { echo "== reference.sh: $*" >&2; }
 # the versions behind every other file of this GPU, and its SM count and L2 size
 versions() {
-    printf '#include <cstdio>\nint main() { int s = 0, l2 = 0; cudaDeviceGetAttribute(&s, cudaDevAttrMultiProcessorCount, 0);\n cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0); printf("%%d SMs, %%d MiB L2\\n", s, l2 >> 20); }\n' >"$B/gpu_info.cu"
+    printf '#include <cstdio>\nint main() { int s = 0, l2 = 0; if (cudaDeviceGetAttribute(&s, cudaDevAttrMultiProcessorCount, 0) ||\n cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0)) return 1; printf("%%d SMs, %%d MiB L2\\n", s, l2 >> 20); }\n' >"$B/gpu_info.cu"
     { echo "gpu: $gpu"; nvidia-smi --query-gpu=driver_version,memory.total --format=csv,noheader | sed 's/^/driver, memory: /'
       nvcc -o "$B/gpu_info" "$B/gpu_info.cu" && "$B/gpu_info" | sed 's/^/cudaDeviceGetAttribute: /'
       nvcc --version | tail -n 1; make -s lesson14 lesson18 >/dev/null 2>&1

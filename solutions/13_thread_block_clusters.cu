@@ -5,7 +5,7 @@
  * on the SMs of one GPC at the same time; a block can read the shared memory
  * of the other blocks of its cluster (distributed shared memory, DSMEM).
  * Everything else is written: each block's sum (lesson 12's reading and
- * block sum, here with 256 threads and 4 loads per thread), and a
+ * block sum, here with 256 threads and 4 float4 loads per thread), and a
  * deterministic finish (the last cluster to finish adds the cluster totals
  * in index order, as lesson 12's fixed variant does for blocks). Yours is
  * the middle: every block of a cluster hands its sum to the cluster's

@@ -19,7 +19,7 @@
  *                  shows here at the sizes that leave a thread without an
  *                  element, in either pass: pass 1's last block when it
  *                  gets fewer than 256 elements, and pass 2 whenever pass 1
- *                  launches fewer than 256 blocks (n up to 65,280); in the
+ *                  launches fewer than 256 blocks (n up to 65,280 where 256 fit); in the
  *                  short list, n = 1, 2, 33 and 1000. An offer below every element (-FLT_MAX, say)
  *                  gives the right max whenever there is an element; n = 0
  *                  never reaches the kernel.

@@ -210,8 +210,9 @@ static int run(Options opt)
 
     // Planted copies, at the input's alignment. Positions: a later float4 of
     // thread 0, the middle, the end, and the grid's last thread's first
-    // float4 -- where n fills a capped grid, the smallest index, yet met
-    // after thread 0's in the tree (positions past n are not planted).
+    // float4 -- from n of about 8 times the grid's threads, the smallest
+    // index, yet met after thread 0's in the tree (positions past n are not
+    // planted).
     float *work = NULL;
     CUDA_CHECK(cudaMalloc((void **)&work, (n + 4) * sizeof(float)));
     float *d_x = work + opt.offset % 4;
