@@ -41,11 +41,12 @@
 #                                  branch whose body holds an instruction matching inside (default ^LDG);
 #                                  its instructions, the most one forward branch in it skips, the count of
 #                                  each OP (OP.* too), and instructions per element (per: elements a trip)
-#   ratios FILE gpu=LABEL base=V variants=a,b sizes=2^a,2^b [where=col:val,col:val] [peak=2^k] [names=a;b]
+#   ratios FILE gpu=LABEL base=V variants=a,b sizes=2^a,2^b [where=col:val,col:val] [peak=2^k] [names=a;b] [by=col]
 #                                  a lab sweep (results/FILE-<gpu>.csv, one GPU): each variant's
 #                                  median time over base's from the same rows, per n, using only
 #                                  rows whose columns hold the where values; peak=: a last column,
-#                                  the variant's % of nominal peak at that n
+#                                  the variant's % of nominal peak at that n; by=: the column that
+#                                  names the variants (default: variant)
 #   scaling [mode=nccl|procs]      lesson 18 on 1, 2, 4, 8 GPUs (results/procs-<k>x-<gpu>.csv):
 #                                  per n, the time on one GPU and on k, and one GPU's time over
 #                                  k's (above 1: k GPUs are faster); one process for all GPUs
@@ -360,7 +361,7 @@ function t_loop(file, kernels, per, ops, inside,   f, nk, ks, no, os, ncol, line
     }
 }
 # a lab sweep, one GPU: variant | time / base's time per n | [% peak at peak=]
-function t_ratios(file, gsel, bv, vars, sizes, where, peak, names,   g, f, nv, vs, ns, sz, nw, ws, wc, wv, r, i, j, ok, key, MT, MP, nn, nm, ncol, a, b, any) {
+function t_ratios(file, gsel, bv, vars, sizes, where, peak, names, by,   g, f, nv, vs, ns, sz, nw, ws, wc, wv, r, i, j, ok, key, MT, MP, nn, nm, ncol, a, b, any) {
     nv = split(vars, vs, ","); ns = split(sizes, sz, ","); nw = (where == "") ? 0 : split(where, ws, ",")
     nn = (names == "") ? 0 : split(names, nm, ";")
     for (g = 1; g <= NG; g++) if (LABEL[g] == gsel) break
@@ -368,7 +369,7 @@ function t_ratios(file, gsel, bv, vars, sizes, where, peak, names,   g, f, nv, v
     for (r = 1; r <= C[f]; r++) {
         ok = 1; for (i = 1; i <= nw; i++) { split(ws[i], wc, ":"); if (V[f, r, wc[1]] != wc[2]) ok = 0 }
         if (!ok || V[f, r, "reps"] <= 0) continue
-        key = V[f, r, "variant"] SUBSEP V[f, r, "n"]; MT[key] = V[f, r, "median_us"]; MP[key] = V[f, r, "pct_peak"]
+        key = V[f, r, (by == "") ? "variant" : by] SUBSEP V[f, r, "n"]; MT[key] = V[f, r, "median_us"]; MP[key] = V[f, r, "pct_peak"]
     }
     ncol = 0; T[++ncol] = "variant (" gsel ")"
     for (j = 1; j <= ns; j++) T[++ncol] = sz[j]
@@ -529,7 +530,7 @@ function render(spec,   kind, a, na, i, kv, opt, pos) {
     else if (kind == "bench") t_bench(pa[1], opt["sizes"], opt["flush"], opt["ratio"], opt["gpu"], opt["names"], opt["rnames"])
     else if (kind == "gpus") t_gpus()
     else if (kind == "rows") t_rows(pa[1], opt["lesson"], opt["variants"], opt["n"], opt["cols"], opt["flush"])
-    else if (kind == "ratios") t_ratios(pa[1], opt["gpu"], opt["base"], opt["variants"], opt["sizes"], opt["where"], opt["peak"], opt["names"])
+    else if (kind == "ratios") t_ratios(pa[1], opt["gpu"], opt["base"], opt["variants"], opt["sizes"], opt["where"], opt["peak"], opt["names"], opt["by"])
     else if (kind == "lead") t_lead(pa[1], pa[2], opt["sizes"], opt["from"], opt["by"], opt["flush"])
     else if (kind == "pairs") t_pairs(pa[1], opt["gpu"], opt["sizes"])
     else if (kind == "loop") t_loop(pa[1], opt["kernels"], opt["per"], opt["ops"], opt["inside"])
