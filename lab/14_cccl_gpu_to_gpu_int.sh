@@ -1,0 +1,27 @@
+#!/bin/sh
+# lab/14_cccl_gpu_to_gpu.cu passes CUB a 64-bit element count, as lesson 15
+# does. Lesson 14 passes an int wherever n fits one (up to 2^31 - 1), and
+# CUB picks its offset type from the count's type. This builds a copy of the
+# lab program with only that changed, (long long)n -> (int)n in its three
+# calls (every size it tries fits an int), with the lab's own compile line,
+# runs it, and writes its lines to results/cccl-gpu-to-gpu-int-<gpu>.txt.
+#
+#     sh lab/14_cccl_gpu_to_gpu_int.sh      (CCCL_HOME as for make lab_14_cccl_gpu_to_gpu)
+set -u
+cd "$(dirname "$0")/.." || exit 1
+B=build/g2g_int
+mkdir -p "$B" results
+src=lab/14_cccl_gpu_to_gpu.cu
+[ "$(grep -c 'cub::DeviceReduce::Sum(x, out, (long long)n,' "$src")" = 3 ] || { echo "14_cccl_gpu_to_gpu_int.sh: $src does not make three calls with (long long)n" >&2; exit 1; }
+cmd=$(make -s -n -B lab_14_cccl_gpu_to_gpu | grep nvcc) || { echo "14_cccl_gpu_to_gpu_int.sh: no compile line for lab_14_cccl_gpu_to_gpu" >&2; exit 1; }
+sed 's/cub::DeviceReduce::Sum(x, out, (long long)n,/cub::DeviceReduce::Sum(x, out, (int)n,/' "$src" >"$B/lab_14_cccl_gpu_to_gpu_int.cu"
+eval "$(echo "$cmd" | sed "s|-o lab_14_cccl_gpu_to_gpu $src|-o $B/lab_14_cccl_gpu_to_gpu_int $B/lab_14_cccl_gpu_to_gpu_int.cu|")" || exit 1
+nvidia-smi -L >/dev/null 2>&1 || { echo "14_cccl_gpu_to_gpu_int.sh: no GPU: built only"; exit 0; }
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
+slug=$(echo "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
+out=results/cccl-gpu-to-gpu-int-$slug.txt
+(cd "$B" && ./lab_14_cccl_gpu_to_gpu_int) >"$out"
+rc=$?
+sh scripts/stamp.sh "$out" lab_14_cccl_gpu_to_gpu # records the code it measured (the lab's, one cast changed) in results/code.txt
+tail -n 1 "$out"
+exit $rc
