@@ -36,7 +36,9 @@ for v in $copies; do
     esac
     # the copy: the one read replaced
     sed -e "s|$old|$new|" "$src" >"$B/$v.cu"
-    eval "$(echo "$cmd" | sed "s|-o solution02 $src|-o $B/$v $B/$v.cu|")" || exit 1
+    new=$(echo "$cmd" | sed "s|-o solution02 $src|-o $B/$v $B/$v.cu|")
+    [ "$new" != "$cmd" ] || { echo "$(basename "$0"): cannot point the compile line at the copy (run it without BUILDDIR)" >&2; exit 1; }
+    eval "$new" || exit 1
 done
 if [ -n "$cod" ] && "$cod" -sass -arch sm_90 "$B/relaxed" 2>/dev/null | grep -q 'sm_90'; then
     { echo "# lab/02_first_read.sh: the loads and the CAS of max_kernel in each copy (cuobjdump -sass, sm_90, CUDA $("$nv" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'))"

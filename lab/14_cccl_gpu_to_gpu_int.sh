@@ -15,13 +15,20 @@ src=lab/14_cccl_gpu_to_gpu.cu
 [ "$(grep -c 'cub::DeviceReduce::Sum(x, out, (long long)n,' "$src")" = 3 ] || { echo "14_cccl_gpu_to_gpu_int.sh: $src does not make three calls with (long long)n" >&2; exit 1; }
 cmd=$(make -s -n -B lab_14_cccl_gpu_to_gpu | grep nvcc) || { echo "14_cccl_gpu_to_gpu_int.sh: no compile line for lab_14_cccl_gpu_to_gpu" >&2; exit 1; }
 sed 's/cub::DeviceReduce::Sum(x, out, (long long)n,/cub::DeviceReduce::Sum(x, out, (int)n,/' "$src" >"$B/lab_14_cccl_gpu_to_gpu_int.cu"
-eval "$(echo "$cmd" | sed "s|-o lab_14_cccl_gpu_to_gpu $src|-o $B/lab_14_cccl_gpu_to_gpu_int $B/lab_14_cccl_gpu_to_gpu_int.cu|")" || exit 1
+[ "$(grep -c 'cub::DeviceReduce::Sum(x, out, (int)n,' "$B/lab_14_cccl_gpu_to_gpu_int.cu")" = 3 ] || { echo "14_cccl_gpu_to_gpu_int.sh: the copy did not get three int counts" >&2; exit 1; }
+new=$(echo "$cmd" | sed "s|-o lab_14_cccl_gpu_to_gpu $src|-o $B/lab_14_cccl_gpu_to_gpu_int $B/lab_14_cccl_gpu_to_gpu_int.cu|")
+[ "$new" != "$cmd" ] || { echo "14_cccl_gpu_to_gpu_int.sh: cannot point the lab's compile line at the copy (run it without BUILDDIR)" >&2; exit 1; }
+rm -f "$B/lab_14_cccl_gpu_to_gpu_int"
+eval "$new" || exit 1
 nvidia-smi -L >/dev/null 2>&1 || { echo "14_cccl_gpu_to_gpu_int.sh: no GPU: built only"; exit 0; }
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
 slug=$(echo "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
 out=results/cccl-gpu-to-gpu-int-$slug.txt
-(cd "$B" && ./lab_14_cccl_gpu_to_gpu_int) >"$out"
+(cd "$B" && ./lab_14_cccl_gpu_to_gpu_int) >"$B/out.txt"
 rc=$?
+# only a run that got as far as its verdicts replaces the kept file (an older CUB prints one line on stderr and nothing here)
+grep -q '^# [0-9]* wrong with no error' "$B/out.txt" || { echo "14_cccl_gpu_to_gpu_int.sh: the run gave no verdicts (needs CUB 3.4 or newer: CCCL_HOME); $out is left as it is" >&2; exit 1; }
+cp "$B/out.txt" "$out"
 sh scripts/stamp.sh "$out" lab_14_cccl_gpu_to_gpu # records the code it measured (the lab's, one cast changed) in results/code.txt
 tail -n 1 "$out"
 exit $rc

@@ -43,7 +43,9 @@ awk '/TODO\(exercise\)/ { print; print "    int a_nan = a.v != a.v, b_nan = b.v 
      /END\(exercise\)/ { skip = 0 } !skip' "$src" >"$B/branches.cu"
 copies="fields select branches logical bitwise"
 for v in $copies; do
-    eval "$(echo "$cmd" | sed "s|-o solution16 $src|-o $B/$v $B/$v.cu|")" || exit 1
+    new=$(echo "$cmd" | sed "s|-o solution16 $src|-o $B/$v $B/$v.cu|")
+    [ "$new" != "$cmd" ] || { echo "$(basename "$0"): cannot point the compile line at the copy (run it without BUILDDIR)" >&2; exit 1; }
+    eval "$new" || exit 1
 done
 if [ -n "$cod" ] && "$cod" -sass -arch sm_90 "$B/fields" 2>/dev/null | grep -q 'sm_90'; then
     { echo "# lab/16_argmin_select.sh: argmin_kernel of each copy (cuobjdump -sass, sm_90, CUDA $("$nv" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')):"
