@@ -24,6 +24,12 @@ if [ $# -eq 0 ]; then
 fi
 S=results/code.txt
 [ -f "$S" ] || printf '# The code each results file measured: file, program (NN lesson, exNN solution,\n# lab_NN_topic), checksum of its code (scripts/code_hash.sh). Written by scripts/stamp.sh.\n' >"$S"
-awk -F'\t' -v f="$name" '$1 != f' "$S" >"$S.tmp"
-sh scripts/code_hash.sh "$@" | awk -v f="$name" '{ print f "\t" $0 }' >>"$S.tmp"
+# the file's new lines where its old ones were (at the end for a new file), so that
+# stamping a file again leaves the others in place
+sh scripts/code_hash.sh "$@" | awk -v f="$name" '{ print f "\t" $0 }' >"$S.new"
+awk -F'\t' -v f="$name" -v NEW="$S.new" '
+    $1 == f { if (!done) { while ((getline l < NEW) > 0) print l; done = 1 } next }
+    { print }
+    END { if (!done) while ((getline l < NEW) > 0) print l }' "$S" >"$S.tmp"
+rm -f "$S.new"
 mv "$S.tmp" "$S"
