@@ -23,9 +23,9 @@ mkdir -p "$B" results
 src=solutions/02_atomic.cu
 old='cuda::atomic_ref<unsigned int, cuda::thread_scope_device>(\*bits).load(cuda::memory_order_relaxed);'
 grep -q "$old" "$src" || { echo "02_first_read.sh: $src has no relaxed atomic first read" >&2; exit 1; }
-cmd=$(make -s -n -B solution02 | grep nvcc) || { echo "02_first_read.sh: no compile line for solution02" >&2; exit 1; }
-nv=${cmd%% *} # make's NVCC, and the cuobjdump beside it (else the one on PATH)
-cod=$(dirname "$(command -v "$nv")")/cuobjdump; [ -x "$cod" ] || cod=$(command -v cuobjdump)
+ME=$(basename "$0")
+. lab/copies.sh
+lab_compile_line solution02 "$src"
 copies="relaxed volatile ldcg plain"
 for v in $copies; do
     case $v in
@@ -36,9 +36,7 @@ for v in $copies; do
     esac
     # the copy: the one read replaced
     sed -e "s|$old|$new|" "$src" >"$B/$v.cu"
-    new=$(echo "$cmd" | sed "s|-o solution02 $src|-o $B/$v $B/$v.cu|")
-    [ "$new" != "$cmd" ] || { echo "$(basename "$0"): cannot point the compile line at the copy (run it without BUILDDIR)" >&2; exit 1; }
-    eval "$new" || exit 1
+    lab_build_copy "$v"
 done
 if [ -n "$cod" ] && "$cod" -sass -arch sm_90 "$B/relaxed" 2>/dev/null | grep -q 'sm_90'; then
     { echo "# lab/02_first_read.sh: the loads and the CAS of max_kernel in each copy (cuobjdump -sass, sm_90, CUDA $("$nv" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'))"
@@ -52,16 +50,4 @@ if [ -n "$cod" ] && "$cod" -sass -arch sm_90 "$B/relaxed" 2>/dev/null | grep -q 
 else
     echo "02_first_read.sh: no cuobjdump beside nvcc or on PATH, or no sm_90 code in this build: results/sass-lab02-first-read-sm_90.txt is left as it is" >&2
 fi
-nvidia-smi -L >/dev/null 2>&1 || { echo "02_first_read.sh: no GPU: built and listed only"; exit 0; }
-for v in $copies; do
-    "$B/$v" -n 0,1,33,4097,2^20+3,2^24 -d ints,uniform --check >"$B/$v.check" 2>&1 || { echo "02_first_read.sh: the $v copy fails its check:" >&2; grep FAIL "$B/$v.check" >&2; exit 1; }
-done
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
-slug=$(echo "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
-out=results/first-read-lab02-$slug.csv
-echo "copy,input,round,$("$B/plain" -n 1 --csv-header --csv 2>/dev/null | head -n 1)" >"$out"
-for r in 1 2 3; do for d in ints uniform; do for v in $copies; do
-    "$B/$v" -n 2^26 -d $d --csv 2>/dev/null | grep ',atomic_max,' | sed "s/^/$v,$d,$r,/" >>"$out"
-done; done; done
-sh scripts/stamp.sh "$out" ex02 # records the code it measured in results/code.txt
-echo "$(($(wc -l <"$out") - 1)) rows in $out"
+lab_check_and_time "$copies" first-read-lab02 ex02 atomic_max

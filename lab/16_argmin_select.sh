@@ -24,9 +24,9 @@ B=build/argmin_select
 mkdir -p "$B" results
 src=solutions/16_beyond_sum.cu
 grep -q 'return arg_state(take_a ? a.v : b.v, take_a ? a.i : b.i);' "$src" || { echo "16_argmin_select.sh: $src does not select the fields" >&2; exit 1; }
-cmd=$(make -s -n -B solution16 | grep nvcc) || { echo "16_argmin_select.sh: no compile line for solution16" >&2; exit 1; }
-nv=${cmd%% *} # make's NVCC, and the cuobjdump beside it (else the one on PATH)
-cod=$(dirname "$(command -v "$nv")")/cuobjdump; [ -x "$cod" ] || cod=$(command -v cuobjdump)
+ME=$(basename "$0")
+. lab/copies.sh
+lab_compile_line solution16 "$src"
 cp "$src" "$B/fields.cu"
 # select: only the return changed
 sed 's|return arg_state(take_a ? a.v : b.v, take_a ? a.i : b.i);|return take_a ? a : b;|' "$src" >"$B/select.cu"
@@ -43,9 +43,7 @@ awk '/TODO\(exercise\)/ { print; print "    int a_nan = a.v != a.v, b_nan = b.v 
      /END\(exercise\)/ { skip = 0 } !skip' "$src" >"$B/branches.cu"
 copies="fields select branches logical bitwise"
 for v in $copies; do
-    new=$(echo "$cmd" | sed "s|-o solution16 $src|-o $B/$v $B/$v.cu|")
-    [ "$new" != "$cmd" ] || { echo "$(basename "$0"): cannot point the compile line at the copy (run it without BUILDDIR)" >&2; exit 1; }
-    eval "$new" || exit 1
+    lab_build_copy "$v"
 done
 if [ -n "$cod" ] && "$cod" -sass -arch sm_90 "$B/fields" 2>/dev/null | grep -q 'sm_90'; then
     { echo "# lab/16_argmin_select.sh: argmin_kernel of each copy (cuobjdump -sass, sm_90, CUDA $("$nv" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')):"
@@ -60,16 +58,4 @@ if [ -n "$cod" ] && "$cod" -sass -arch sm_90 "$B/fields" 2>/dev/null | grep -q '
 else
     echo "16_argmin_select.sh: no cuobjdump beside nvcc or on PATH, or no sm_90 code in this build: results/sass-lab16-argmin-select-sm_90.txt is left as it is" >&2
 fi
-nvidia-smi -L >/dev/null 2>&1 || { echo "16_argmin_select.sh: no GPU: built and listed only"; exit 0; }
-for v in $copies; do
-    "$B/$v" -n 0,1,33,4097,2^20+3,2^24 -d ints,uniform --check >"$B/$v.check" 2>&1 || { echo "16_argmin_select.sh: the $v copy fails its check:" >&2; grep FAIL "$B/$v.check" >&2; exit 1; }
-done
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
-slug=$(echo "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
-out=results/argmin-select-lab16-$slug.csv
-echo "copy,input,round,$("$B/fields" -n 1 --csv-header --csv 2>/dev/null | head -n 1)" >"$out"
-for r in 1 2 3; do for d in ints uniform; do for v in $copies; do
-    "$B/$v" -n 2^26 -d $d --csv 2>/dev/null | grep ',argmin,' | sed "s/^/$v,$d,$r,/" >>"$out"
-done; done; done
-sh scripts/stamp.sh "$out" ex16 # records the code it measured in results/code.txt
-echo "$(($(wc -l <"$out") - 1)) rows in $out"
+lab_check_and_time "$copies" argmin-select-lab16 ex16 argmin

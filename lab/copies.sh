@@ -1,0 +1,43 @@
+# Pieces shared by the lab scripts that build copies of one program, each
+# differing in one place, and time them in turns (lab/02_first_read.sh,
+# lab/16_argmin_select.sh). Sourced with B (the build folder) and ME (the
+# script's name, for messages) set.
+
+# lab_compile_line PROG SRC: cmd, make's compile line of PROG; nv, the nvcc it
+# names; cod, the cuobjdump beside that nvcc, else the one on PATH (may be empty).
+lab_compile_line() {
+    lab_prog=$1 lab_src=$2
+    cmd=$(make -s -n -B "$lab_prog" | grep nvcc) || { echo "$ME: no compile line for $lab_prog" >&2; exit 1; }
+    nv=${cmd%% *}
+    cod=$(dirname "$(command -v "$nv")")/cuobjdump; [ -x "$cod" ] || cod=$(command -v cuobjdump)
+}
+
+# lab_build_copy V: builds $B/V from $B/V.cu with PROG's compile line.
+lab_build_copy() {
+    lab_new=$(echo "$cmd" | sed "s|-o $lab_prog $lab_src|-o $B/$1 $B/$1.cu|")
+    [ "$lab_new" != "$cmd" ] || { echo "$ME: cannot point the compile line at the copy (run it without BUILDDIR)" >&2; exit 1; }
+    eval "$lab_new" || exit 1
+}
+
+# lab_check_and_time "COPIES" STEM KEY ROW: checks each copy at six sizes, then
+# times each at n = 2^26 on both inputs, three rounds, the copies in turns within
+# a round, keeping the harness's CSV line named ROW: results/STEM-<gpu>.csv
+# (copy, input, round, then that line), stamped with KEY. Without a GPU it says
+# so and exits 0.
+lab_check_and_time() {
+    lab_copies=$1 lab_stem=$2 lab_key=$3 lab_row=$4
+    nvidia-smi -L >/dev/null 2>&1 || { echo "$ME: no GPU: built and listed only"; exit 0; }
+    for v in $lab_copies; do
+        "$B/$v" -n 0,1,33,4097,2^20+3,2^24 -d ints,uniform --check >"$B/$v.check" 2>&1 ||
+            { echo "$ME: the $v copy fails its check:" >&2; grep FAIL "$B/$v.check" >&2; exit 1; }
+    done
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
+    slug=$(echo "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
+    out=results/$lab_stem-$slug.csv
+    echo "copy,input,round,$("$B/${lab_copies%% *}" -n 1 --csv-header --csv 2>/dev/null | head -n 1)" >"$out"
+    for r in 1 2 3; do for d in ints uniform; do for v in $lab_copies; do
+        "$B/$v" -n 2^26 -d $d --csv 2>/dev/null | grep ",$lab_row," | sed "s/^/$v,$d,$r,/" >>"$out"
+    done; done; done
+    sh scripts/stamp.sh "$out" "$lab_key" # records the code it measured in results/code.txt
+    echo "$(($(wc -l <"$out") - 1)) rows in $out"
+}
