@@ -13,13 +13,13 @@ B=build/g2g_int
 mkdir -p "$B" results
 src=lab/14_cccl_gpu_to_gpu.cu
 [ "$(grep -c 'cub::DeviceReduce::Sum(x, out, (long long)n,' "$src")" = 3 ] || { echo "14_cccl_gpu_to_gpu_int.sh: $src does not make three calls with (long long)n" >&2; exit 1; }
-cmd=$(make -s -n -B lab_14_cccl_gpu_to_gpu | grep nvcc) || { echo "14_cccl_gpu_to_gpu_int.sh: no compile line for lab_14_cccl_gpu_to_gpu" >&2; exit 1; }
+ME=$(basename "$0")
+. lab/copies.sh
+lab_compile_line lab_14_cccl_gpu_to_gpu "$src"
 sed 's/cub::DeviceReduce::Sum(x, out, (long long)n,/cub::DeviceReduce::Sum(x, out, (int)n,/' "$src" >"$B/lab_14_cccl_gpu_to_gpu_int.cu"
 [ "$(grep -c 'cub::DeviceReduce::Sum(x, out, (int)n,' "$B/lab_14_cccl_gpu_to_gpu_int.cu")" = 3 ] || { echo "14_cccl_gpu_to_gpu_int.sh: the copy did not get three int counts" >&2; exit 1; }
-new=$(echo "$cmd" | sed "s|-o lab_14_cccl_gpu_to_gpu $src|-o $B/lab_14_cccl_gpu_to_gpu_int $B/lab_14_cccl_gpu_to_gpu_int.cu|")
-[ "$new" != "$cmd" ] || { echo "14_cccl_gpu_to_gpu_int.sh: cannot point the lab's compile line at the copy (run it without BUILDDIR)" >&2; exit 1; }
 rm -f "$B/lab_14_cccl_gpu_to_gpu_int"
-eval "$new" || exit 1
+lab_build_copy lab_14_cccl_gpu_to_gpu_int
 nvidia-smi -L >/dev/null 2>&1 || { echo "14_cccl_gpu_to_gpu_int.sh: no GPU: built only"; exit 0; }
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
 slug=$(echo "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
