@@ -118,7 +118,7 @@ function load(f,   line, nf, i, hd, r) {
     C[f] = 0
     if ((getline line < f) <= 0) return 0
     nf = split(line, hd, ",")
-    lc = 0; for (i = 1; i <= nf; i++) if (hd[i] == "lesson") lc = i
+    lc = 0; for (i = 1; i <= nf; i++) { HAS[f, hd[i]] = 1; if (hd[i] == "lesson") lc = i }
     while ((getline line < f) > 0) {
         if (line == "") continue
         split(line, cell, ",")
@@ -366,6 +366,7 @@ function t_ratios(file, gsel, bv, vars, sizes, where, peak, names, by,   g, f, n
     nn = (names == "") ? 0 : split(names, nm, ";")
     for (g = 1; g <= NG; g++) if (LABEL[g] == gsel) break
     if (g > NG || !load(f = R "/" file "-" GPU[g] ".csv")) { none(file " sweep on the " gsel " of the current code"); return }
+    if (by != "" && !((f, by) in HAS)) { emit("(" f " has no column " by ")"); bad = 1; return }
     for (r = 1; r <= C[f]; r++) {
         ok = 1; for (i = 1; i <= nw; i++) { split(ws[i], wc, ":"); if (V[f, r, wc[1]] != wc[2]) ok = 0 }
         if (!ok || V[f, r, "reps"] <= 0) continue
