@@ -15,8 +15,9 @@
  *     GPU-wide before its count, and the last block must see the others'
  *     partials after it sees their counts. Use __threadfence(), a fence for
  *     the whole GPU (lesson 12 instead gives its atomic those two orders).
- *     make check E=12 asks the PTX for the fence (membar.gl, fence.sc.gpu or fence.acq_rel.gpu)
- *     or for an acquire-release atomic.
+ *     make check E=12 asks the PTX for a fence before the count and one
+ *     after it (membar.gl, fence.sc.gpu or fence.acq_rel.gpu), or for an
+ *     acquire-release atomic.
  *
  * Lines (one per check, for each size and input: its name, n, time or "check
  * only", PASS or FAIL): "last_block" is the input (timed, unless --check);
