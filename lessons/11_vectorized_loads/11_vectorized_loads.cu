@@ -19,12 +19,12 @@
  *
  *     make lesson11 && ./lesson11              # default n = 2^26, BLOCK_SIZE 512
  *     ./lesson11 -n 2^20+3 --offset 1 -d uniform --check
- *     make lab_12_unroll_fences EXTRA=-DUNROLL=1   # this loop with lesson 12's fixed finish and a memset one, UNROLL 1
+ *     make lab_12_unroll_fences EXTRA=-DUNROLL=1   # this loop under lesson 12's one-launch finishes, UNROLL 1
  */
 #include "harness.h"
 
-#define BLOCK_SIZE 512 // threads per block, a multiple of 32: at 2^30 it beat 256 and 1024, by under 1%
-                       // (lesson 12's kernel at UNROLL 4, on an H200: results/tune-lesson12-nvidia-h200.txt)
+#define BLOCK_SIZE 512 // threads per block, a multiple of 32: it beat 256 and 1024 at 2^30 on an H200,
+                       // with an older lesson 12 kernel (results/tune-lesson12-nvidia-h200.txt), not re-measured
 #define UNROLL 2       // float4 loads each thread issues before adding any: 1 is slower from
                        // 2^24 up, 4 within 2% of 2 on an H100 (lab/12_unroll_fences.md)
 #define WARPS (BLOCK_SIZE / 32)
