@@ -35,7 +35,7 @@ cp "$src" "$B/warp.cu"
 sed "s|$td|typedef cub::BlockReduce<float, BLOCK_SIZE, cub::BLOCK_REDUCE_RAKING> BlockReduce;|" "$src" >"$B/raking.cu"
 sed "s|$td|typedef cub::BlockReduce<float, BLOCK_SIZE, cub::BLOCK_REDUCE_RAKING_COMMUTATIVE_ONLY> BlockReduce;|" "$src" >"$B/commutative.cu"
 # items4: a trip reads four elements BLOCK_SIZE apart (each still read by one
-# thread, coalesced); the block's trips are 4 x BLOCK_SIZE apart.
+# thread, coalesced); blocks start 4 x BLOCK_SIZE apart, a block's trips 4 x stride.
 sed -e "s|$loop|float items[4] = {m, m, m, m}; for (size_t i = (size_t)blockIdx.x * 4 * BLOCK_SIZE + threadIdx.x; i < n; i += 4 * stride) for (int k = 0; k < 4; k++) if (i + (size_t)k * BLOCK_SIZE < n) items[k] = fmaxf(items[k], in[i + (size_t)k * BLOCK_SIZE]);|" \
     -e "s|$red|float block_max = BlockReduce(temp).Reduce(items, MaxOp());|" "$src" >"$B/items4.cu"
 copies="warp raking commutative items4"
@@ -44,7 +44,7 @@ for v in $copies; do
 done
 if [ -n "$cod" ] && "$cod" -sass -arch sm_90 "$B/warp" 2>/dev/null | grep -q 'sm_90'; then
     { echo "# lab/14_block_reduce.sh: max_kernel of each copy (cuobjdump -sass, sm_90, CUDA $("$nv" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')):"
-      echo "# copy, instructions in the kernel, of them LDG (global loads), SHFL (shuffles), STS and LDS (shared stores and loads), BAR (barriers)"
+      echo "# copy, instructions in the kernel (padding NOPs included), of them LDG (global loads), SHFL (shuffles), STS and LDS (shared stores and loads), BAR (barriers)"
       for v in $copies; do
           "$cod" -sass -arch sm_90 "$B/$v" | awk -v v="$v" '/Function : .*max_kernel/ { p = 1; next } /Function :/ { p = 0 }
               p && /^ *\/\*[0-9a-f]+\*\// { n++; if (/ LDG\./) g++; if (/ SHFL\./) f++; if (/ STS/) s++; if (/ LDS/) l++; if (/ BAR\./) b++ }

@@ -1,6 +1,7 @@
 # Pieces shared by the lab scripts that build copies of one program, each
-# differing in one place (lab/02_first_read.sh and lab/16_argmin_select.sh,
-# which also time them in turns; lab/14_cccl_gpu_to_gpu_int.sh). Sourced
+# differing from it in one place or two (lab/02_first_read.sh, lab/14_block_reduce.sh and
+# lab/16_argmin_select.sh, which also time them in turns;
+# lab/14_cccl_gpu_to_gpu_int.sh). Sourced
 # with B (the build folder) and ME (the script's name, for messages) set.
 
 # lab_compile_line PROG SRC: cmd, make's compile line of PROG; nv, the nvcc it

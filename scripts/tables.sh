@@ -366,7 +366,7 @@ function t_ratios(file, gsel, bv, vars, sizes, where, peak, names, by,   g, f, n
     nn = (names == "") ? 0 : split(names, nm, ";")
     for (g = 1; g <= NG; g++) if (LABEL[g] == gsel) break
     if (g > NG || !load(f = R "/" file "-" GPU[g] ".csv")) { none(file " sweep on the " gsel " of the current code"); return }
-    if (by != "" && !((f, by) in HAS)) { emit("(" f " has no column " by ")"); bad = 1; return }
+    if (by != "" && !((f, by) in HAS)) { print "tables.sh: " f " has no column " by > "/dev/stderr"; bad = 1; return }
     for (r = 1; r <= C[f]; r++) {
         ok = 1; for (i = 1; i <= nw; i++) { split(ws[i], wc, ":"); if (V[f, r, wc[1]] != wc[2]) ok = 0 }
         if (!ok || V[f, r, "reps"] <= 0) continue

@@ -19,13 +19,14 @@
  *                  shows here at the sizes that leave a thread without an
  *                  element, in either pass: pass 1's last block when it
  *                  gets fewer than 256 elements, and pass 2 whenever pass 1
- *                  launches fewer than 256 blocks (n up to 65,280 where 256 fit); in the
+ *                  launches fewer than 256 blocks (n up to 65,280 on a GPU
+ *                  where 256 blocks fit at once); in the
  *                  short list, n = 1, 2, 33 and 1000. An offer below every element (-FLT_MAX, say)
  *                  gives the right max whenever there is an element; n = 0
  *                  never reaches the kernel.
  *                  The float just past its end holds 0: a read past n
- *                  shows here too (past the input, a NaN guard: fmaxf
- *                  ignores NaN).
+ *                  shows here too (past block_max's input is a NaN, which
+ *                  fmaxf ignores).
  *
  *     make exercise14 && ./exercise14     # FAILs until the TODO is done
  *     make check E=14                     # every size and input; the speed beside lesson 14's

@@ -400,7 +400,7 @@ if want exercises; then
         p=$LOG/solution$n.ptx
         if [ ! -s "$p" ]; then bad "solution$n PTX: none made" "$(cat "$p.err" 2>/dev/null)"; continue; fi
         case $regex in z:*) grep -Ezq "${regex#z:}" "$p" ;; *) grep -Eq "$regex" "$p" ;; esac
-        if [ $? -eq 0 ]; then ok "solution$n PTX has $what"; else bad "solution$n PTX lacks $what (/$regex/)"; fi
+        if [ $? -eq 0 ]; then ok "solution$n PTX has $what"; else bad "solution$n PTX lacks $what (/${regex#z:}/)"; fi
     done <tests/exercise_expect.txt
     # tests/stubs.sha256 must describe the stubs as shipped: the gpu tier uses it
     # to tell a stub (must fail) from a solved exercise (must pass everything).

@@ -19,7 +19,7 @@
  *
  *     make lesson11 && ./lesson11              # default n = 2^26, BLOCK_SIZE 512
  *     ./lesson11 -n 2^20+3 --offset 1 -d uniform --check
- *     make lab_12_unroll_fences EXTRA=-DUNROLL=1   # this loop under lesson 12's one-launch finishes, UNROLL 1
+ *     make lab_12_unroll_fences EXTRA=-DUNROLL=1   # this loop under lesson 12's fixed finish and a memset one, UNROLL 1
  */
 #include "harness.h"
 
