@@ -35,10 +35,15 @@ lab_check_and_time() {
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
     slug=$(echo "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
     out=results/$lab_stem-$slug.csv
-    echo "copy,input,round,$("$B/${lab_copies%% *}" -n 1 --csv-header --csv 2>/dev/null | head -n 1)" >"$out"
+    echo "copy,input,round,$("$B/${lab_copies%% *}" -n 1 --csv-header --csv 2>/dev/null | head -n 1)" >"$out.new"
+    lab_want=1
     for r in 1 2 3; do for d in ints uniform; do for v in $lab_copies; do
-        "$B/$v" -n 2^26 -d $d --csv 2>/dev/null | grep ",$lab_row," | sed "s/^/$v,$d,$r,/" >>"$out"
+        "$B/$v" -n 2^26 -d $d --csv 2>/dev/null | grep ",$lab_row," | grep ',PASS$' | sed "s/^/$v,$d,$r,/" >>"$out.new"
+        lab_want=$((lab_want + 1))
     done; done; done
+    # every copy, input and round gave its one passing line, or the kept file stays as it was
+    [ "$(wc -l <"$out.new")" -eq "$lab_want" ] || { echo "$ME: a timed run gave no passing $lab_row line (see $out.new); $out is left as it is" >&2; exit 1; }
+    mv "$out.new" "$out"
     sh scripts/stamp.sh "$out" "$lab_key" # records the code it measured in results/code.txt
     echo "$(($(wc -l <"$out") - 1)) rows in $out"
 }
