@@ -9,8 +9,8 @@
 #   float2   one float2 array, slot t = (min, max) of thread t's values
 # It writes the shared loads and stores of each copy's minmax_kernel to
 # results/sass-lab03-float2-slots-sm_90.txt (cuobjdump, no GPU needed). On a
-# GPU it then counts, with Nsight Compute (ncu), the shared-memory
-# instructions, wavefronts and bank conflicts of each copy's first launch at
+# GPU it then counts, with Nsight Compute (ncu), the instructions, the
+# shared-memory instructions, wavefronts and bank conflicts of each copy's first launch at
 # n = 2^24 (results/counters-lab03-float2-slots-<gpu>.csv: copy, metric,
 # value), checks each copy at six sizes and times each at n = 2^26 on both
 # inputs, three rounds, the copies in turns within a round:
@@ -70,7 +70,7 @@ if nvidia-smi -L >/dev/null 2>&1 && command -v ncu >/dev/null 2>&1; then
     slug=$(echo "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')
     m=sm__sass_inst_executed_op_shared_ld.sum,sm__sass_inst_executed_op_shared_st.sum
     m=$m,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
-    m=$m,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,gpu__time_duration.sum
+    m=$m,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,gpu__time_duration.sum,smsp__inst_executed.sum
     echo "copy,metric,value" >"$B/counters.csv"
     for v in $copies; do
         # the first launch: pass 1 over 2^24 elements (65,536 blocks of 256)
@@ -79,7 +79,7 @@ if nvidia-smi -L >/dev/null 2>&1 && command -v ncu >/dev/null 2>&1; then
             awk -v v="$v" '/^"[0-9]/ { s = substr($0, 2, length($0) - 2); n = split(s, f, "\",\"") # ncu: quoted fields, the metric last
                                        x = f[n]; gsub(/,/, "", x); print v "," f[n - 2] "," x }' >>"$B/counters.csv"
     done
-    [ "$(wc -l <"$B/counters.csv")" -eq 15 ] || { echo "$ME: ncu gave no complete counters (see $B/counters.csv); results/ keeps its file" >&2; exit 1; }
+    [ "$(wc -l <"$B/counters.csv")" -eq 17 ] || { echo "$ME: ncu gave no complete counters (see $B/counters.csv); results/ keeps its file" >&2; exit 1; }
     cp "$B/counters.csv" "results/counters-lab03-float2-slots-$slug.csv"
     sh scripts/stamp.sh "results/counters-lab03-float2-slots-$slug.csv" ex03
     cat "results/counters-lab03-float2-slots-$slug.csv"
