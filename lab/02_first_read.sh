@@ -38,16 +38,14 @@ for v in $copies; do
     sed -e "s|$old|$new|" "$src" >"$B/$v.cu"
     lab_build_copy "$v"
 done
-if [ -n "$cod" ] && "$cod" -sass -arch sm_90 "$B/relaxed" 2>/dev/null | grep -q 'sm_90'; then
-    { echo "# lab/02_first_read.sh: the loads and the CAS of max_kernel in each copy (cuobjdump -sass, sm_90, CUDA $("$nv" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'))"
-      for v in $copies; do
-          echo "## $v"
-          "$cod" -sass -arch sm_90 "$B/$v" | awk '/Function : .*max_kernel/ { p = 1; next } /Function :/ { p = 0 } p && / (LDG|LD|ATOMG)\.E/' |
-              sed 's|^ *||; s| *;.*|;|'
-      done
-      echo "# end of the listing"; } >results/sass-lab02-first-read-sm_90.txt
-    sh scripts/stamp.sh results/sass-lab02-first-read-sm_90.txt ex02 # records the code it listed in results/code.txt
-else
-    echo "02_first_read.sh: no cuobjdump beside nvcc or on PATH, or no sm_90 code in this build: results/sass-lab02-first-read-sm_90.txt is left as it is" >&2
-fi
+list_loads() { # $1: the CUDA release
+    echo "# lab/02_first_read.sh: the loads and the CAS of max_kernel in each copy (cuobjdump -sass, sm_90, CUDA $1)"
+    for v in $copies; do
+        echo "## $v"
+        "$cod" -sass -arch sm_90 "$B/$v" | awk '/Function : .*max_kernel/ { p = 1; next } /Function :/ { p = 0 } p && / (LDG|LD|ATOMG)\.E/' |
+            sed 's|^ *||; s| *;.*|;|'
+    done
+    echo "# end of the listing"
+}
+lab_sass sass-lab02-first-read-sm_90.txt ex02 list_loads
 lab_check_and_time "$copies" first-read-lab02 ex02 atomic_max

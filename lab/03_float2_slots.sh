@@ -52,19 +52,16 @@ copies="two float2"
 for v in $copies; do
     lab_build_copy "$v"
 done
-if [ -n "$cod" ] && "$cod" -sass -arch sm_90 "$B/two" 2>/dev/null | grep -q 'sm_90'; then
-    { echo "# lab/03_float2_slots.sh: the shared loads and stores of minmax_kernel in each copy (cuobjdump -sass, sm_90, CUDA $("$nv" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'))"
-      for v in $copies; do
-          echo "## $v"
-          "$cod" -sass -arch sm_90 "$B/$v" | awk '/Function : .*minmax_kernel/ { p = 1; next } /Function :/ { p = 0 } p && / (LDS|STS)/' |
-              sed 's|^ *||; s| *;.*|;|'
-      done
-      echo "# end of the listing"; } >results/sass-lab03-float2-slots-sm_90.txt
-    sh scripts/stamp.sh results/sass-lab03-float2-slots-sm_90.txt ex03 # records the code it listed in results/code.txt
-    cat results/sass-lab03-float2-slots-sm_90.txt
-else
-    echo "$ME: no cuobjdump beside nvcc or on PATH, or no sm_90 code in this build: results/sass-lab03-float2-slots-sm_90.txt is left as it is" >&2
-fi
+list_shared() { # $1: the CUDA release
+    echo "# lab/03_float2_slots.sh: the shared loads and stores of minmax_kernel in each copy (cuobjdump -sass, sm_90, CUDA $1)"
+    for v in $copies; do
+        echo "## $v"
+        "$cod" -sass -arch sm_90 "$B/$v" | awk '/Function : .*minmax_kernel/ { p = 1; next } /Function :/ { p = 0 } p && / (LDS|STS)/' |
+            sed 's|^ *||; s| *;.*|;|'
+    done
+    echo "# end of the listing"
+}
+lab_sass sass-lab03-float2-slots-sm_90.txt ex03 list_shared
 if nvidia-smi -L >/dev/null 2>&1 && command -v ncu >/dev/null 2>&1; then
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
     slug=$(echo "$gpu" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')

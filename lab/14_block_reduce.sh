@@ -42,17 +42,14 @@ copies="warp raking commutative items4"
 for v in $copies; do
     lab_build_copy "$v"
 done
-if [ -n "$cod" ] && "$cod" -sass -arch sm_90 "$B/warp" 2>/dev/null | grep -q 'sm_90'; then
-    { echo "# lab/14_block_reduce.sh: max_kernel of each copy (cuobjdump -sass, sm_90, CUDA $("$nv" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')):"
-      echo "# copy, instructions in the kernel (padding NOPs included), of them LDG (global loads), SHFL (shuffles), STS and LDS (shared stores and loads), BAR (barriers)"
-      for v in $copies; do
-          "$cod" -sass -arch sm_90 "$B/$v" | awk -v v="$v" '/Function : .*max_kernel/ { p = 1; next } /Function :/ { p = 0 }
-              p && /^ *\/\*[0-9a-f]+\*\// { n++; if (/ LDG\./) g++; if (/ SHFL\./) f++; if (/ STS/) s++; if (/ LDS/) l++; if (/ BAR\./) b++ }
-              END { printf "%s,%d,%d,%d,%d,%d,%d\n", v, n, g, f, s, l, b }'
-      done; } >results/sass-lab14-block-reduce-sm_90.txt
-    sh scripts/stamp.sh results/sass-lab14-block-reduce-sm_90.txt ex14 # records the code it listed in results/code.txt
-    cat results/sass-lab14-block-reduce-sm_90.txt
-else
-    echo "14_block_reduce.sh: no cuobjdump beside nvcc or on PATH, or no sm_90 code in this build: results/sass-lab14-block-reduce-sm_90.txt is left as it is" >&2
-fi
+count_sass() { # $1: the CUDA release
+    echo "# lab/14_block_reduce.sh: max_kernel of each copy (cuobjdump -sass, sm_90, CUDA $1):"
+    echo "# copy, instructions in the kernel (padding NOPs included), of them LDG (global loads), SHFL (shuffles), STS and LDS (shared stores and loads), BAR (barriers)"
+    for v in $copies; do
+        "$cod" -sass -arch sm_90 "$B/$v" | awk -v v="$v" '/Function : .*max_kernel/ { p = 1; next } /Function :/ { p = 0 }
+            p && /^ *\/\*[0-9a-f]+\*\// { n++; if (/ LDG\./) g++; if (/ SHFL\./) f++; if (/ STS/) s++; if (/ LDS/) l++; if (/ BAR\./) b++ }
+            END { printf "%s,%d,%d,%d,%d,%d,%d\n", v, n, g, f, s, l, b }'
+    done
+}
+lab_sass sass-lab14-block-reduce-sm_90.txt ex14 count_sass
 lab_check_and_time "$copies" block-reduce-lab14 ex14 block_max

@@ -45,17 +45,14 @@ copies="fields select branches logical bitwise"
 for v in $copies; do
     lab_build_copy "$v"
 done
-if [ -n "$cod" ] && "$cod" -sass -arch sm_90 "$B/fields" 2>/dev/null | grep -q 'sm_90'; then
-    { echo "# lab/16_argmin_select.sh: argmin_kernel of each copy (cuobjdump -sass, sm_90, CUDA $("$nv" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')):"
-      echo "# copy, instructions in the kernel, of them SEL (selects; FSEL not counted), PRMT (byte permutes), BRA (branches)"
-      for v in $copies; do
-          "$cod" -sass -arch sm_90 "$B/$v" | awk -v v="$v" '/Function : .*argmin_kernel/ { p = 1; next } /Function :/ { p = 0 }
-              p && /^ *\/\*[0-9a-f]+\*\// { n++; if (/ SEL /) s++; if (/ PRMT /) r++; if (/ BRA /) b++ }
-              END { printf "%s,%d,%d,%d,%d\n", v, n, s, r, b }'
-      done; } >results/sass-lab16-argmin-select-sm_90.txt
-    sh scripts/stamp.sh results/sass-lab16-argmin-select-sm_90.txt ex16 # records the code it listed in results/code.txt
-    cat results/sass-lab16-argmin-select-sm_90.txt
-else
-    echo "16_argmin_select.sh: no cuobjdump beside nvcc or on PATH, or no sm_90 code in this build: results/sass-lab16-argmin-select-sm_90.txt is left as it is" >&2
-fi
+count_sass() { # $1: the CUDA release
+    echo "# lab/16_argmin_select.sh: argmin_kernel of each copy (cuobjdump -sass, sm_90, CUDA $1):"
+    echo "# copy, instructions in the kernel, of them SEL (selects; FSEL not counted), PRMT (byte permutes), BRA (branches)"
+    for v in $copies; do
+        "$cod" -sass -arch sm_90 "$B/$v" | awk -v v="$v" '/Function : .*argmin_kernel/ { p = 1; next } /Function :/ { p = 0 }
+            p && /^ *\/\*[0-9a-f]+\*\// { n++; if (/ SEL /) s++; if (/ PRMT /) r++; if (/ BRA /) b++ }
+            END { printf "%s,%d,%d,%d,%d\n", v, n, s, r, b }'
+    done
+}
+lab_sass sass-lab16-argmin-select-sm_90.txt ex16 count_sass
 lab_check_and_time "$copies" argmin-select-lab16 ex16 argmin

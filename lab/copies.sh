@@ -1,7 +1,7 @@
 # Pieces shared by the lab scripts that build copies of one program, each
-# differing from it in one place or two (lab/02_first_read.sh, lab/14_block_reduce.sh and
-# lab/16_argmin_select.sh, which also time them in turns;
-# lab/14_cccl_gpu_to_gpu_int.sh). Sourced
+# differing from it in one place or two: lab/02_first_read.sh,
+# lab/03_float2_slots.sh, lab/14_block_reduce.sh and lab/16_argmin_select.sh,
+# which also list and time them; lab/14_cccl_gpu_to_gpu_int.sh. Sourced
 # with B (the build folder) and ME (the script's name, for messages) set.
 
 # lab_compile_line PROG SRC: cmd, make's compile line of PROG; nv, the nvcc it
@@ -18,6 +18,20 @@ lab_build_copy() {
     lab_new=$(echo "$cmd" | sed "s|-o $lab_prog $lab_src|-o $B/$1 $B/$1.cu|")
     [ "$lab_new" != "$cmd" ] || { echo "$ME: cannot point the compile line at the copy (run it without BUILDDIR)" >&2; exit 1; }
     eval "$lab_new" || exit 1
+}
+
+# lab_sass OUT KEY LISTER: when this build has sm_90 code and a cuobjdump was
+# found, writes results/OUT from LISTER (a function of the script, given the
+# CUDA release as $1, that lists every copy of $copies), stamps it with KEY
+# and prints it; else says why and leaves results/OUT as it is.
+lab_sass() {
+    if [ -n "$cod" ] && "$cod" -sass -arch sm_90 "$B/${copies%% *}" 2>/dev/null | grep -q 'sm_90'; then
+        "$3" "$("$nv" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')" >"results/$1"
+        sh scripts/stamp.sh "results/$1" "$2" # records the code it listed in results/code.txt
+        cat "results/$1"
+    else
+        echo "$ME: no cuobjdump beside nvcc or on PATH, or no sm_90 code in this build: results/$1 is left as it is" >&2
+    fi
 }
 
 # lab_check_and_time "COPIES" STEM KEY ROW: checks each copy at six sizes, then
