@@ -24,6 +24,10 @@
  * "repeat10" launches the same reduction 10 times more in the same process:
  * every result must have the bits of the first. A counter that is not back at
  * 0 after a launch, or an order that changes from run to run, fails there.
+ * "many_blocks" (check only) launches up to MANY_BLOCKS blocks, more than the
+ * last block has threads, whatever the GPU: a finish that reads one partial
+ * per thread, with no stride, fails there whenever there are more than 512
+ * tiles (n above 2^21 + 3).
  *
  *     make exercise12 && ./exercise12     # FAILs until the TODO is done
  *     ./exercise12 -n 2^20+3 --offset 1 -d uniform --check
@@ -35,6 +39,7 @@
 #define UNROLL 2       // float4 loads each thread issues before adding any, as in lesson 11
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL)
+#define MANY_BLOCKS (2 * BLOCK_SIZE + 1) // the "many_blocks" grid: more partials than the last block has threads
 
 // ---- kernel ---------------------------------------------------------------
 
@@ -103,6 +108,7 @@ __global__ void reduce_kernel(const float *in, size_t n, float *partials, float 
 // ---- launch ---------------------------------------------------------------
 
 static int g_max_blocks;  // SMs x resident blocks per SM, set by run for each option combination
+static int g_cap;         // the grid's cap: g_max_blocks (one wave), or MANY_BLOCKS
 static float *g_partials; // one float per block
 
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
@@ -112,10 +118,20 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
         return;
     }
     size_t tiles = (n / 4 + TILE - 1) / TILE;
-    int blocks = tiles < (size_t)g_max_blocks ? (int)tiles : g_max_blocks;
+    int blocks = tiles < (size_t)g_cap ? (int)tiles : g_cap;
     if (blocks < 1) blocks = 1;
     reduce_kernel<<<blocks, BLOCK_SIZE>>>(d_in, n, g_partials, d_out); // the only launch
     CUDA_CHECK_LAST();
+}
+
+// The same reduction on a grid of up to MANY_BLOCKS blocks: blocks that do not
+// fit at once wait for a free slot, and the last one has more partials to add
+// than threads, on any GPU.
+static void reduce_many(const float *d_in, size_t n, float *d_out)
+{
+    g_cap = MANY_BLOCKS;
+    reduce_gpu(d_in, n, d_out);
+    g_cap = g_max_blocks;
 }
 
 // ---- main -----------------------------------------------------------------
@@ -155,10 +171,15 @@ static int run(Options opt)
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_kernel, BLOCK_SIZE, 0));
     if (per_sm < 1) per_sm = 1;
     g_max_blocks = g_dev.sm_count * per_sm;
-    CUDA_CHECK(cudaMalloc((void **)&g_partials, (size_t)g_max_blocks * sizeof(float)));
+    g_cap = g_max_blocks;
+    size_t most = g_max_blocks > MANY_BLOCKS ? (size_t)g_max_blocks : (size_t)MANY_BLOCKS;
+    CUDA_CHECK(cudaMalloc((void **)&g_partials, most * sizeof(float)));
 
     run_variant(&opt, &in, "last_block", reduce_gpu);
     check_repeats(&opt, &in, reduce_gpu, "repeat10");
+    Options once = opt;
+    once.check_only = 1; // a check, not a timing: the grid is not the one a reduction would pick
+    run_variant(&once, &in, "many_blocks", reduce_many);
 
     CUDA_CHECK(cudaFree(g_partials));
     free_input(&in);
