@@ -15,19 +15,22 @@
  *     GPU-wide before its count, and the last block must see the others'
  *     partials after it sees their counts. Use __threadfence(), a fence for
  *     the whole GPU (lesson 12 instead gives its atomic those two orders).
- *     make check E=12 asks the PTX for a fence before the count and one
- *     after it (membar.gl, fence.sc.gpu or fence.acq_rel.gpu), or for an
- *     acquire-release atomic.
+ *     make check E=12 asks the PTX for a GPU-wide release between the
+ *     partial's store and the count (a fence, or a release atomic), and a
+ *     GPU-wide acquire after the count, before the partials are read (a
+ *     fence, an acquire load, or an acquire atomic); an acquire-release
+ *     atomic at GPU scope is both.
  *
  * Lines (one per check, for each size and input: its name, n, time or "check
  * only", PASS or FAIL): "last_block" is the input (timed, unless --check);
  * "repeat10" launches the same reduction 10 times more in the same process:
  * every result must have the bits of the first. A counter that is not back at
  * 0 after a launch, or an order that changes from run to run, fails there.
- * "many_blocks" (check only) launches up to MANY_BLOCKS blocks, more than the
- * last block has threads, whatever the GPU: a finish that reads one partial
- * per thread, with no stride, fails there whenever there are more than 512
- * tiles (n above 2^21 + 3).
+ * "many_blocks" (check only) launches up to MANY_BLOCKS blocks, whatever the
+ * GPU: from n = 2^24 up (4,096 tiles), more partials than the last block has
+ * threads, so a finish that reads one partial per thread, with no stride,
+ * fails there. (Just above 2^21 + 3 the partials it skips hold a few
+ * elements, whose sum can be 0 or within the tolerance.)
  *
  *     make exercise12 && ./exercise12     # FAILs until the TODO is done
  *     ./exercise12 -n 2^20+3 --offset 1 -d uniform --check
@@ -125,8 +128,8 @@ static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 }
 
 // The same reduction on a grid of up to MANY_BLOCKS blocks: blocks that do not
-// fit at once wait for a free slot, and the last one has more partials to add
-// than threads, on any GPU.
+// fit at once wait for a free slot, and above 2^21 + 3 (512 tiles) the last
+// one has more partials to add than threads, on any GPU.
 static void reduce_many(const float *d_in, size_t n, float *d_out)
 {
     g_cap = MANY_BLOCKS;
