@@ -42,8 +42,7 @@ list_loads() { # $1: the CUDA release
     echo "# lab/02_first_read.sh: the loads and the CAS of max_kernel in each copy (cuobjdump -sass, sm_90, CUDA $1)"
     for v in $copies; do
         echo "## $v"
-        "$cod" -sass -arch sm_90 "$B/$v" | awk '/Function : .*max_kernel/ { p = 1; next } /Function :/ { p = 0 } p && / (LDG|LD|ATOMG)\.E/' |
-            sed 's|^ *||; s| *;.*|;|'
+        lab_sass_lines "$v" max_kernel ' (LDG|LD|ATOMG)\.E'
     done
     echo "# end of the listing"
 }

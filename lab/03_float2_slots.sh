@@ -56,8 +56,7 @@ list_shared() { # $1: the CUDA release
     echo "# lab/03_float2_slots.sh: the shared loads and stores of minmax_kernel in each copy (cuobjdump -sass, sm_90, CUDA $1)"
     for v in $copies; do
         echo "## $v"
-        "$cod" -sass -arch sm_90 "$B/$v" | awk '/Function : .*minmax_kernel/ { p = 1; next } /Function :/ { p = 0 } p && / (LDS|STS)/' |
-            sed 's|^ *||; s| *;.*|;|'
+        lab_sass_lines "$v" minmax_kernel ' (LDS|STS)'
     done
     echo "# end of the listing"
 }

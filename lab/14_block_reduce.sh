@@ -46,9 +46,7 @@ count_sass() { # $1: the CUDA release
     echo "# lab/14_block_reduce.sh: max_kernel of each copy (cuobjdump -sass, sm_90, CUDA $1):"
     echo "# copy, instructions in the kernel (padding NOPs included), of them LDG (global loads), SHFL (shuffles), STS and LDS (shared stores and loads), BAR (barriers)"
     for v in $copies; do
-        "$cod" -sass -arch sm_90 "$B/$v" | awk -v v="$v" '/Function : .*max_kernel/ { p = 1; next } /Function :/ { p = 0 }
-            p && /^ *\/\*[0-9a-f]+\*\// { n++; if (/ LDG\./) g++; if (/ SHFL\./) f++; if (/ STS/) s++; if (/ LDS/) l++; if (/ BAR\./) b++ }
-            END { printf "%s,%d,%d,%d,%d,%d,%d\n", v, n, g, f, s, l, b }'
+        lab_sass_count "$v" max_kernel ' LDG\.' ' SHFL\.' ' STS' ' LDS' ' BAR\.'
     done
 }
 lab_sass sass-lab14-block-reduce-sm_90.txt ex14 count_sass

@@ -49,9 +49,7 @@ count_sass() { # $1: the CUDA release
     echo "# lab/16_argmin_select.sh: argmin_kernel of each copy (cuobjdump -sass, sm_90, CUDA $1):"
     echo "# copy, instructions in the kernel, of them SEL (selects; FSEL not counted), PRMT (byte permutes), BRA (branches)"
     for v in $copies; do
-        "$cod" -sass -arch sm_90 "$B/$v" | awk -v v="$v" '/Function : .*argmin_kernel/ { p = 1; next } /Function :/ { p = 0 }
-            p && /^ *\/\*[0-9a-f]+\*\// { n++; if (/ SEL /) s++; if (/ PRMT /) r++; if (/ BRA /) b++ }
-            END { printf "%s,%d,%d,%d,%d\n", v, n, s, r, b }'
+        lab_sass_count "$v" argmin_kernel ' SEL ' ' PRMT ' ' BRA '
     done
 }
 lab_sass sass-lab16-argmin-select-sm_90.txt ex16 count_sass

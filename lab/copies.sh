@@ -34,6 +34,26 @@ lab_sass() {
     fi
 }
 
+# lab_sass_lines COPY KERNEL REGEX: the instructions of KERNEL in $B/COPY that
+# match REGEX, one a line, without their encodings.
+lab_sass_lines() {
+    "$cod" -sass -arch sm_90 "$B/$1" |
+        LAB_K=$2 LAB_R=$3 awk '$0 ~ "Function : .*" ENVIRON["LAB_K"] { p = 1; next } /Function :/ { p = 0 } p && $0 ~ ENVIRON["LAB_R"]' |
+        sed 's|^ *||; s| *;.*|;|'
+}
+
+# lab_sass_count COPY KERNEL REGEX...: "COPY,N" with N the instructions of
+# KERNEL in $B/COPY, then for each REGEX how many of them match it.
+lab_sass_count() {
+    lab_c=$1 lab_k=$2; shift 2
+    lab_rs=$(printf '%s\t' "$@")
+    "$cod" -sass -arch sm_90 "$B/$lab_c" | LAB_V=$lab_c LAB_K=$lab_k LAB_RS=$lab_rs awk '
+        BEGIN { m = split(ENVIRON["LAB_RS"], r, "\t") - 1 }
+        $0 ~ "Function : .*" ENVIRON["LAB_K"] { p = 1; next } /Function :/ { p = 0 }
+        p && /^ *\/\*[0-9a-f]+\*\// { n++; for (i = 1; i <= m; i++) if ($0 ~ r[i]) c[i]++ }
+        END { printf "%s,%d", ENVIRON["LAB_V"], n; for (i = 1; i <= m; i++) printf ",%d", c[i]; printf "\n" }'
+}
+
 # lab_check_and_time "COPIES" STEM KEY ROW: checks each copy at six sizes, then
 # times each at n = 2^26 on both inputs, three rounds, the copies in turns within
 # a round, keeping the harness's CSV line named ROW: results/STEM-<gpu>.csv
