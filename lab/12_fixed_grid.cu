@@ -14,9 +14,9 @@
  *   fixed_p4   a block per 4 tiles
  *   fixed_p8   a block per 8 tiles
  *
- * fixed_pP never launches fewer blocks than fit on the GPU at once (SMs x
- * resident blocks), or than there are tiles where there are fewer: below
- * that a larger P would leave SMs idle. Its blocks take the tiles of
+ * fixed_pP never launches fewer than 256 blocks, or than there are tiles
+ * where there are fewer: about what an H100 or H200 runs at once (264),
+ * so that no SM waits idle. Its blocks take the tiles of
  * lesson 11's grid-stride loop: block b reads tiles b, b + grid, ... Every
  * fixed finish adds the same partials' tree in index order for its grid,
  * so each is the same bits every run; two grids may differ in the last bits.
@@ -100,11 +100,11 @@ static void sum_atomic(const float *d_in, size_t n, float *d_out)
     reduce_atomic_kernel<<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, g_retired + 1, ++g_launch, d_out);
     CUDA_CHECK_LAST();
 }
-// A block per P tiles, but at least min(tiles, g_resident) blocks.
+// A block per P tiles, but at least 256 blocks (or one per tile where there are fewer).
 static size_t fixed_grid(size_t n, size_t P)
 {
-    size_t tiles = tiles12(n), blocks = (tiles + P - 1) / P, floor = tiles < g_resident ? tiles : g_resident;
-    return blocks > floor ? blocks : floor;
+    size_t tiles = tiles12(n), blocks = (tiles + P - 1) / P, least = tiles < 256 ? tiles : 256;
+    return blocks > least ? blocks : least;
 }
 template <int P>
 static void sum_fixed(const float *d_in, size_t n, float *d_out)
