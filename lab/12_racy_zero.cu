@@ -1,0 +1,196 @@
+/*
+ * Lab 12: what the atomic finish's order costs. Lesson 12's atomic finish
+ * zeroes *out inside the kernel, with no memset, and orders that zero before
+ * every add with a ticket and a flag (lab/12_no_memset.md). Some fast public
+ * float sums zero *out in block 0 with no order at all. This lab times
+ * lesson 12's kernel (512 threads x 8 float4s, a block per tile of 16 Ki
+ * floats) with four ways to zero *out, in one process, in turns:
+ *
+ *   memset     a memset, then one atomicAdd per block
+ *   flag       lesson 12's atomic finish: the block with ticket 0 zeroes,
+ *              then raises a flag; the others add once they see it
+ *   racy       thread 0 of block 0 zeroes *out as the kernel starts, and
+ *              every block adds its sum when it is done; nothing orders the
+ *              zero before another block's add
+ *   racy_late  the same, but block 0 zeroes once it has read its share,
+ *              just before its own add, where lesson 12's first block zeroes
+ *
+ * Both racy finishes are wrong: an add that reaches *out before the zero is
+ * lost. In racy that needs another block to finish its reading before block
+ * 0's first store lands, which CUDA does not rule out (it does not even say
+ * that block 0 starts first) but which the timing makes rare. In racy_late
+ * the blocks that finish before block 0 lose their adds. The harness checks
+ * every variant after its warm-up and on its last timed repetition; a
+ * variant that fails its warm-up is not timed.
+ *
+ *     make lab_12_racy_zero && ./lab_12_racy_zero -n 2^20,2^22,2^24 --flush clean
+ */
+#include "harness.h"
+#include <cuda/atomic>
+
+#define BLOCK_SIZE 512 // lesson 12's block, loads per thread and launch bound
+#define UNROLL 8
+#define MIN_BLOCKS 2
+#define WARPS (BLOCK_SIZE / 32)
+#define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per round
+#define FULL_MASK 0xffffffffu
+
+static __device__ float thread_sum(const float *in, size_t n);
+static __device__ float warp_sum(float v);
+static __device__ float block_sum(float v);
+
+// ---- the finishes ------------------------------------------------------------
+
+__global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_memset_kernel(const float *in, size_t n, float *out)
+{
+    float v = block_sum(thread_sum(in, n));
+    if (threadIdx.x == 0) atomicAdd(out, v);
+}
+
+// lesson 12's reduce_atomic_kernel
+__global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_flag_kernel(const float *in, size_t n, unsigned int *state, unsigned int launch, float *out)
+{
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> flag(state[32]);
+    unsigned int ticket = threadIdx.x == 0 ? atomicInc(&state[0], gridDim.x - 1) : 1;
+    float v = thread_sum(in, n);
+    if (ticket == 0) {
+        *out = 0.0f;
+        flag.store(launch, cuda::memory_order_release);
+    }
+    unsigned int seen = threadIdx.x == 0 && ticket ? flag.load(cuda::memory_order_acquire) : launch;
+    v = block_sum(v);
+    if (threadIdx.x != 0) return;
+    while (seen != launch) seen = flag.load(cuda::memory_order_acquire);
+    atomicAdd(out, v);
+}
+
+// WRONG on purpose: nothing orders block 0's zero before the other blocks' adds.
+template <bool LATE>
+__global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_racy_kernel(const float *in, size_t n, float *out)
+{
+    if (!LATE && blockIdx.x == 0 && threadIdx.x == 0) *out = 0.0f;
+    float v = block_sum(thread_sum(in, n));
+    if (threadIdx.x != 0) return;
+    if (LATE && blockIdx.x == 0) *out = 0.0f;
+    atomicAdd(out, v);
+}
+
+// ---- launch ------------------------------------------------------------------
+
+static unsigned int *g_state; // [0] the tickets, [32] the flag
+static unsigned int g_launch; // the flag launches' number, from 1
+
+static size_t tiles12(size_t n) { return (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); } // lesson 12's grid
+
+static void sum_memset(const float *d_in, size_t n, float *d_out)
+{
+    CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
+    if (n == 0) return;
+    reduce_memset_kernel<<<(unsigned int)tiles12(n), BLOCK_SIZE>>>(d_in, n, d_out);
+    CUDA_CHECK_LAST();
+}
+static void sum_flag(const float *d_in, size_t n, float *d_out)
+{
+    size_t blocks = n ? tiles12(n) : 1;
+    reduce_flag_kernel<<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, g_state, ++g_launch, d_out);
+    CUDA_CHECK_LAST();
+}
+template <bool LATE>
+static void sum_racy(const float *d_in, size_t n, float *d_out)
+{
+    size_t blocks = n ? tiles12(n) : 1;
+    reduce_racy_kernel<LATE><<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, d_out);
+    CUDA_CHECK_LAST();
+}
+
+static const LessonInfo info = {"lab_12_racy_zero", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
+
+static int run(Options opt)
+{
+    Input in = make_input(&opt);
+    if (!opt.csv) printf("grid: %zu blocks of %d threads, one per tile of %d floats\n", tiles12(opt.n), BLOCK_SIZE, 4 * TILE);
+    CUDA_CHECK(cudaMalloc((void **)&g_state, 64 * sizeof(unsigned int)));
+    CUDA_CHECK(cudaMemset(g_state, 0, 64 * sizeof(unsigned int))); // no ticket taken, no launch seen
+    g_launch = 0;
+    SumVariant v[] = {
+        {"memset", sum_memset, &in},
+        {"flag", sum_flag, &in},
+        {"racy", sum_racy<false>, &in},
+        {"racy_late", sum_racy<true>, &in},
+    };
+    run_variants(&opt, v, (int)(sizeof v / sizeof v[0]));
+    CUDA_CHECK(cudaFree(g_state));
+    free_input(&in);
+    return 0;
+}
+
+int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }
+
+// ---- lesson 12's reading and block sum, unchanged ---------------------------
+
+// The sum of v over the 32 lanes of this warp, in lane 0 (the other lanes
+// end with partial sums). At each step lane k adds the value of lane
+// k + offset: offsets 16, 8, 4, 2, 1 halve the live values, as the tree did,
+// but register to register. __shfl_down_sync waits for the lanes FULL_MASK
+// names, so all 32 must call it; a lane whose k + offset is past 31 gets its
+// own value back, and that only lands in lanes whose sums nobody reads.
+__device__ float warp_sum(float v)
+{
+    for (int offset = 16; offset > 0; offset >>= 1) // constant trip count: fully unrolled
+        v += __shfl_down_sync(FULL_MASK, v, offset);
+    return v;
+}
+
+// The sum of v over the block, in thread 0. Every thread of the block must
+// call it: all lanes of every warp shuffle, and all reach the barrier.
+__device__ float block_sum(float v)
+{
+    __shared__ float warp_sums[WARPS]; // one slot per warp, not one per thread
+    unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    v = warp_sum(v);
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads(); // the one barrier: every warp's slot written before warp 0 reads them
+    if (warp == 0) // the whole of warp 0: its 32 lanes shuffle together
+        v = warp_sum(lane < WARPS ? warp_sums[lane] : 0.0f); // lanes past the last warp add 0
+    // No barrier at the end: a second call must come after one (lesson 12's fixed finish).
+    return v;
+}
+
+// This thread's share of in[0..n), lesson 11's: a scalar head and tail (0..3
+// floats each, block 0's first threads) and a 16-byte aligned float4 body.
+__device__ float thread_sum(const float *in, size_t n)
+{
+    // Floats before the first 16-byte boundary: in is 4-byte aligned, so its
+    // address mod 16 is 0, 4, 8 or 12 and head is 0, 3, 2 or 1 (never more than n).
+    size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / sizeof(float);
+    if (head > n) head = n;
+    size_t nvec = (n - head) / 4;            // whole float4s in the body
+    size_t tail = n - head - 4 * nvec;       // 0..3 floats left after the body
+    const float4 *body = (const float4 *)(in + head); // 16-byte aligned; read only when nvec > 0
+
+    float sum = 0.0f;
+    if (blockIdx.x == 0 && threadIdx.x < head) sum += in[threadIdx.x];
+    if (blockIdx.x == 0 && threadIdx.x < tail) sum += in[head + 4 * nvec + threadIdx.x];
+
+    // size_t: nvec may pass 2^31. The loop runs while all UNROLL of this
+    // thread's float4s exist; the last, partial round is guarded load by load.
+    size_t i = (size_t)blockIdx.x * TILE + threadIdx.x;
+    const size_t stride = (size_t)gridDim.x * TILE;
+    for (; i + (UNROLL - 1) * BLOCK_SIZE < nvec; i += stride) {
+        float4 v[UNROLL];
+        // __ldg: the input is not written while the kernel runs, so its loads
+        // may take the read-only (non-coherent) path: ld.global.nc in the PTX.
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) v[u] = __ldg(&body[i + u * BLOCK_SIZE]); // independent: all in flight
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+        if (i + u * BLOCK_SIZE < nvec) {
+            float4 v = __ldg(&body[i + u * BLOCK_SIZE]);
+            sum += (v.x + v.y) + (v.z + v.w);
+        }
+    }
+    return sum;
+}
