@@ -14,6 +14,9 @@
  *              zero before another block's add
  *   racy_late  the same, but block 0 zeroes once it has read its share,
  *              just before its own add, where lesson 12's first block zeroes
+ *   racy_ticket  racy, plus lesson 12's ticket: each block's thread 0 takes
+ *              one at its start and waits for its answer before it adds (the
+ *              ticket decides nothing here): flag's work without the flag
  *
  * Both racy finishes are wrong: an add that reaches *out before the zero is
  * lost. In racy that needs another block to finish its reading before block
@@ -65,19 +68,22 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_flag_kernel(con
 }
 
 // WRONG on purpose: nothing orders block 0's zero before the other blocks' adds.
-template <bool LATE>
-__global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_racy_kernel(const float *in, size_t n, float *out)
+enum { AT_START, LATE, TICKET };
+template <int HOW>
+__global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_racy_kernel(const float *in, size_t n, unsigned int *state, float *out)
 {
-    if (!LATE && blockIdx.x == 0 && threadIdx.x == 0) *out = 0.0f;
+    if (HOW != LATE && blockIdx.x == 0 && threadIdx.x == 0) *out = 0.0f;
+    unsigned int ticket = HOW == TICKET && threadIdx.x == 0 ? atomicInc(&state[0], gridDim.x - 1) : 0; // back during the loads
     float v = block_sum(thread_sum(in, n));
     if (threadIdx.x != 0) return;
-    if (LATE && blockIdx.x == 0) *out = 0.0f;
+    if (HOW == LATE && blockIdx.x == 0) *out = 0.0f;
+    if (ticket == 0xffffffffu) v = 0.0f; // never: atomicInc's answer is below gridDim.x; the add waits for it
     atomicAdd(out, v);
 }
 
 // ---- launch ------------------------------------------------------------------
 
-static unsigned int *g_state; // [0] the tickets, [32] the flag
+static unsigned int *g_state; // [0] flag's tickets, [32] its flag; [1] racy_ticket's tickets
 static unsigned int g_launch; // the flag launches' number, from 1
 
 static size_t tiles12(size_t n) { return (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); } // lesson 12's grid
@@ -95,11 +101,11 @@ static void sum_flag(const float *d_in, size_t n, float *d_out)
     reduce_flag_kernel<<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, g_state, ++g_launch, d_out);
     CUDA_CHECK_LAST();
 }
-template <bool LATE>
+template <int HOW>
 static void sum_racy(const float *d_in, size_t n, float *d_out)
 {
     size_t blocks = n ? tiles12(n) : 1;
-    reduce_racy_kernel<LATE><<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, d_out);
+    reduce_racy_kernel<HOW><<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, g_state + 1, d_out); // tickets apart from flag's
     CUDA_CHECK_LAST();
 }
 
@@ -115,8 +121,9 @@ static int run(Options opt)
     SumVariant v[] = {
         {"memset", sum_memset, &in},
         {"flag", sum_flag, &in},
-        {"racy", sum_racy<false>, &in},
-        {"racy_late", sum_racy<true>, &in},
+        {"racy", sum_racy<AT_START>, &in},
+        {"racy_late", sum_racy<LATE>, &in},
+        {"racy_ticket", sum_racy<TICKET>, &in},
     };
     run_variants(&opt, v, (int)(sizeof v / sizeof v[0]));
     CUDA_CHECK(cudaFree(g_state));
