@@ -1,10 +1,10 @@
 /*
  * Lab 12: what the atomic finish's order costs. Lesson 12's atomic finish
  * zeroes *out inside the kernel, with no memset, and orders that zero before
- * every add with a ticket and a flag (lab/12_no_memset.md). Some fast public
- * float sums zero *out in block 0 with no order at all. This lab times
- * lesson 12's kernel (512 threads x 8 float4s, a block per tile of 16 Ki
- * floats) with four ways to zero *out, in one process, in turns:
+ * every add with a ticket and a flag (lab/12_no_memset.md). A kernel could
+ * zero *out in block 0 with no order at all. This lab times lesson 12's
+ * kernel (512 threads x 8 float4s, a block per tile of 16 Ki floats) with
+ * five ways to zero *out, in one process, in turns:
  *
  *   memset     a memset, then one atomicAdd per block
  *   flag       lesson 12's atomic finish: the block with ticket 0 zeroes,
@@ -12,19 +12,19 @@
  *   racy       thread 0 of block 0 zeroes *out as the kernel starts, and
  *              every block adds its sum when it is done; nothing orders the
  *              zero before another block's add
- *   racy_late  the same, but block 0 zeroes once it has read its share,
- *              just before its own add, where lesson 12's first block zeroes
+ *   racy_late  the same, but block 0 zeroes just before its own add, once
+ *              it has read and summed its share
  *   racy_ticket  racy, plus lesson 12's ticket: each block's thread 0 takes
  *              one at its start and waits for its answer before it adds (the
  *              ticket decides nothing here): flag's work without the flag
  *
- * Both racy finishes are wrong: an add that reaches *out before the zero is
- * lost. In racy that needs another block to finish its reading before block
- * 0's first store lands, which CUDA does not rule out (it does not even say
- * that block 0 starts first) but which the timing makes rare. In racy_late
- * the blocks that finish before block 0 lose their adds. The harness checks
- * every variant after its warm-up and on its last timed repetition; a
- * variant that fails its warm-up is not timed.
+ * The racy finishes are wrong: an add that reaches *out before the zero is
+ * lost. In racy and racy_ticket that needs a block to finish its reading
+ * before block 0's zero lands, which CUDA does not rule out (it does not
+ * even say that block 0 starts first) but which the timing makes rare. In
+ * racy_late the blocks that finish before block 0 lose their adds. The
+ * harness checks every variant after its warm-up and on its last timed
+ * repetition; a variant that fails its warm-up is not timed.
  *
  *     make lab_12_racy_zero && ./lab_12_racy_zero -n 2^20,2^22,2^24 --flush clean
  */
