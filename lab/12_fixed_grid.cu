@@ -14,8 +14,8 @@
  *   fixed_p4   a block per 4 tiles
  *   fixed_p8   a block per 8 tiles
  *
- * fixed_pP never launches fewer than 256 blocks, or than there are tiles
- * where there are fewer: about what an H100 or H200 runs at once (264),
+ * fixed_pP launches at least 256 blocks (one per tile when there are
+ * fewer than 256 tiles): about what an H100 or H200 runs at once (264),
  * so that no SM waits idle. Its blocks take the tiles of
  * lesson 11's grid-stride loop: block b reads tiles b, b + grid, ... Every
  * fixed finish adds the same partials' tree in index order for its grid,
