@@ -13,11 +13,8 @@
  *   fixed   last block done: each block stores its sum and counts itself on
  *           a counter (release-acquire); the last to count adds all the sums
  *           in index order. The same bits every run.
- * Neither launches lesson 11's one wave: the atomic finish takes a block per
- * tile, the fixed one a block per FIXED_TILES tiles (it pays a fence and a
- * wait for each block). Blocks that do not fit yet start as others end, and
- * the grid depends on n alone.
- * Clusters could add the sums on chip (lesson 13); measured, that does not pay.
+ * Not lesson 11's one wave: a block per tile (atomic) or per 4 (fixed); blocks
+ * that do not fit yet start as others end. Clusters: lesson 13 (they do not pay).
  *
  *     make lesson12 && ./lesson12
  *     ./lesson12 -n 2^20+3 --offset 3 -d uniform --check
@@ -31,8 +28,6 @@
                        // tile needs the bytes in flight (lesson 11's notes, Little's law; lab/12_tiles.md)
 #define MIN_BLOCKS 2   // __launch_bounds__: 2 blocks an SM leave ptxas 64 registers a thread, room for all
                        // UNROLL loads at once (unbounded, it keeps 32 and starts adding after 4)
-#define FIXED_TILES 4  // tiles each block of the fixed finish reads: its blocks fence and wait for their
-                       // count before they exit, and fewer blocks pay that less often (lab/12_fixed_grid.md)
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per round
 #define FULL_MASK 0xffffffffu // all 32 lanes take part in every shuffle below
@@ -126,28 +121,20 @@ static float *g_partials;        // one partial per block (run sizes it for its 
 static unsigned int *g_retired;  // the blocks-done counter, zeroed by run before its first launch
 static unsigned int *g_state;    // after it, also zeroed: the tickets ([0]), the flag ([32]: the next 128-byte line, cudaMalloc aligns to 256)
 
-// The fixed finish's grid, from n alone. Tiles of 4 * TILE floats (a round of TILE float4s): n = 1000
-// is 1 tile, 2^30 floats 65,536. A block per FIXED_TILES of them, but at least 256 blocks (or one per
-// tile where there are fewer): about what a GPU of 132 SMs runs at once (2 blocks an SM), so that
-// no SM waits idle. 2^30 floats: 16,384 blocks; up to 2^22, a block per tile.
-// (gridDim.x's limit, 2^31 - 1 blocks, would take 2^45 floats: 128 TiB.)
-static size_t fixed_blocks(size_t n)
-{
-    size_t tiles = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
-    size_t least = tiles < 256 ? tiles : 256;
-    size_t blocks = (tiles + FIXED_TILES - 1) / FIXED_TILES;
-    return blocks > least ? blocks : least;
-}
-
 // The fixed finish: lesson 11's launcher with its second launch gone (the last block
-// adds the partials), and a block per FIXED_TILES tiles, not one wave.
+// adds the partials), and a grid from n alone, not one wave.
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { // the sum of nothing is 0; nothing to launch
         CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
         return;
     }
-    reduce_fixed_kernel<<<(unsigned int)fixed_blocks(n), BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch
+    // Tiles of 4 * TILE floats (a round of TILE float4s), a block per 4 of them, as each block waits before
+    // it exits (lab/12_fixed_grid.md); but at least 256 blocks (about what 132 SMs run at once), or a block
+    // per tile below that: 2^20 floats get 64, 2^30 16,384 (2^31 - 1 blocks, gridDim.x's limit: 2^47 floats).
+    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
+    wanted = wanted < 1024 ? (wanted < 256 ? wanted : 256) : (wanted + 3) / 4;
+    reduce_fixed_kernel<<<(unsigned int)wanted, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch
     CUDA_CHECK_LAST();
 }
 
@@ -177,8 +164,8 @@ static int run(Options opt)
     g_max_blocks = g_dev.sm_count * per_sm;
     size_t tiles = (opt.n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // the atomic finish's grid at this n
     if (!opt.csv)
-        printf("grid: %zu blocks of %d threads for the atomic finish (one per tile), %zu for the fixed one; %d SMs x %d resident blocks = %d at once\n",
-               tiles, BLOCK_SIZE, fixed_blocks(opt.n), g_dev.sm_count, per_sm, g_max_blocks);
+        printf("grid: %zu blocks of %d threads, one per tile; %d SMs x %d resident blocks = %d at once\n", tiles,
+               BLOCK_SIZE, g_dev.sm_count, per_sm, g_max_blocks);
     CUDA_CHECK(cudaMalloc((void **)&g_partials, (tiles + 1) * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g_retired, 64 * sizeof(unsigned int)));
     CUDA_CHECK(cudaMemset(g_retired, 0, 64 * sizeof(unsigned int))); // no block counted, no ticket taken, no launch seen

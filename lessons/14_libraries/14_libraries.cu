@@ -27,7 +27,6 @@
                        // (lesson 12's kernel at UNROLL 4, on an H200: results/tune-lesson12-nvidia-h200.txt)
 #define UNROLL 8       // float4 loads in flight per thread, lesson 12's (lesson 11: 2; lesson 12's notes)
 #define MIN_BLOCKS 2   // __launch_bounds__: ptxas may use 64 registers a thread, so all UNROLL loads fit
-#define FIXED_TILES 4  // tiles each block of the fixed finish reads, lesson 12's
 #define WARPS (BLOCK_SIZE / 32)
 #define TILE (BLOCK_SIZE * UNROLL) // float4s one block reads per round
 #define FULL_MASK 0xffffffffu // all 32 lanes take part in every shuffle below
@@ -58,7 +57,6 @@ static unsigned int *g_state;    // after it, also zeroed: the tickets ([0]), th
 __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out);
 static void reduce_atomic(const float *d_in, size_t n, float *d_out);
 static void reduce_gpu(const float *d_in, size_t n, float *d_out);
-static size_t fixed_blocks(size_t n);
 
 // ---- launch: the libraries ------------------------------------------------
 
@@ -138,15 +136,15 @@ static int run(Options opt)
                 HAVE_DETERMINISM ? "cccl_* rows: determinism levels through an execution environment"
                                  : "cccl_* rows skipped (they need CUB 3.4 or newer: make lesson14 CCCL_HOME=DIR)");
 
-    // The atomic finish launches a block per tile, the fixed one fewer; SMs x resident blocks is what runs at once.
+    // ours_atomic launches a block per tile, ours_fixed fewer; SMs x resident blocks is what runs at once.
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_kernel, BLOCK_SIZE, 0));
     if (per_sm < 1) per_sm = 1;
     g_max_blocks = g_dev.sm_count * per_sm;
-    size_t tiles = (opt.n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // the atomic finish's grid at this n
+    size_t tiles = (opt.n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // reduce_gpu's grid at this n
     if (!opt.csv)
-        printf("grid: %zu blocks of %d threads for ours_atomic (one per tile), %zu for ours_fixed; %d SMs x %d resident blocks = %d at once\n",
-               tiles, BLOCK_SIZE, fixed_blocks(opt.n), g_dev.sm_count, per_sm, g_max_blocks);
+        printf("grid: %zu blocks of %d threads, one per tile; %d SMs x %d resident blocks = %d at once\n", tiles,
+               BLOCK_SIZE, g_dev.sm_count, per_sm, g_max_blocks);
     CUDA_CHECK(cudaMalloc((void **)&g_partials, (tiles + 1) * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g_retired, 64 * sizeof(unsigned int)));
     CUDA_CHECK(cudaMemset(g_retired, 0, 64 * sizeof(unsigned int))); // no block counted, no ticket taken, no launch seen
@@ -269,29 +267,21 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_fixed_kernel(co
     if (threadIdx.x == 0) *out = v;
 }
 
-// The fixed finish's grid, from n alone: a block per FIXED_TILES tiles, at least 256 blocks
-// (or one per tile where there are fewer). 2^30 floats: 16,384 blocks.
-static size_t fixed_blocks(size_t n)
-{
-    size_t tiles = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE);
-    size_t least = tiles < 256 ? tiles : 256;
-    size_t blocks = (tiles + FIXED_TILES - 1) / FIXED_TILES;
-    return blocks > least ? blocks : least;
-}
-
-// The fixed finish: one launch; the last block adds the partials.
+// The fixed finish: a block per 4 tiles, at least 256 blocks (or one per tile), from n alone.
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { // the sum of nothing is 0; nothing to launch
         CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
         return;
     }
-    reduce_fixed_kernel<<<(unsigned int)fixed_blocks(n), BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch
+    size_t wanted = (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // tiles, then lesson 12's blocks:
+    wanted = wanted < 1024 ? (wanted < 256 ? wanted : 256) : (wanted + 3) / 4; // 2^30 floats: 16,384
+    reduce_fixed_kernel<<<(unsigned int)wanted, BLOCK_SIZE>>>(d_in, n, g_partials, g_retired, d_out); // the only launch
     CUDA_CHECK_LAST();
 }
 
-// The atomic finish: a block per tile (2^30 floats: 65,536 blocks), no memset (n = 0: one block zeroes *out). Each launch needs a new
-// number, and one launch at a time on g_state (one stream; a graph replay would repeat a number).
+// The atomic finish: a block per tile (2^30 floats: 65,536), no memset (n = 0: one block zeroes *out). Each
+// launch needs a new number, and one at a time on g_state (one stream; a graph replay would repeat a number).
 static unsigned int g_launch; // the atomic launches so far, from 1: this one's number
 static void reduce_atomic(const float *d_in, size_t n, float *d_out)
 {
