@@ -551,7 +551,7 @@ function d_float4(   x0, cw, x, y, i, k, n, head, nvec, tail, base, half, wseg, 
 # ---- lesson 12: the two finishes -------------------------------------------------
 function d_last_block(   lv, order, slots, sx, i, k, x, y, cw, n, b, last) {
     open(900, 520, "Lesson 12: the fixed finish, last block done: " comma(G) " blocks of " B " threads, one launch")
-    TB(20, 24, "Fixed finish at n = 2^26, one block per tile: each block stores its sum and counts itself; the last adds all " comma(G) " partials")
+    TB(20, 24, "Fixed finish at n = 2^26, one block per 4 tiles: each block stores its sum and counts itself; the last adds all " comma(G) " partials")
     last = 17
     n = split("0 1 2 3 . " last " . " G - 1, slots, " ")
     T(20, 74, "partials", 12)
@@ -924,7 +924,7 @@ BEGIN {
     if (D == "10x") { d_shuffle(1) }
     if (D == "10b") { B = b; d_block_sum() }
     if (D == "11") { B = b; U = u; d_float4() }
-    if (D == "12") { B = b; G = 67108864 / (4 * b * u); d_last_block() } # one block per tile of b x u float4s, n = 2^26
+    if (D == "12") { B = b; G = 67108864 / (4 * b * u) / 4; d_last_block() } # one block per 4 tiles of b x u float4s, n = 2^26
     if (D == "12a") { B = b; G = 67108864 / (4 * b * u); d_atomic() } # one block per tile of b x u float4s, n = 2^26
     if (D == "13") { B = b; PER = m; G = 132 * m; d_cluster() }
     if (D == "15") { B = b; CMAX = cmax; FL = fl; d_partition() }
