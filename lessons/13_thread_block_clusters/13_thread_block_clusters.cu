@@ -7,7 +7,7 @@
  * GPC; a block can read a peer's shared memory (distributed shared memory), so
  * each cluster adds its blocks' sums on chip and sends one atomicAdd to *out,
  * not one per block. Variants: cluster2 ... cluster16, block (clusters of 1)
- * and fixed (lesson 12's). The flaw: measured, every cluster size is slower than lesson
+ * and fixed (lesson 12's kernel, a block per tile). The flaw: measured, every cluster size is slower than lesson
  * 12's atomic finish (a block per tile, no memset): a cluster launch and its memset
  * cost even in clusters of 1, and from 4 up whole clusters leave block slots idle.
  *
@@ -67,7 +67,7 @@ static float *g_partials;        // one partial per block
 static unsigned int *g_retired;  // the blocks-done counter, zeroed by run before its first launch
 static int g_cluster, g_cluster_blocks; // blocks per cluster, and blocks of such clusters that fit at once
 
-// The fixed finish, lesson 12's: one block per tile; the last block adds the partials.
+// The fixed finish: lesson 12's kernel on a block per tile (lesson 12 takes one per 4); the last block adds the partials.
 static void reduce_gpu(const float *d_in, size_t n, float *d_out)
 {
     if (n == 0) { // the sum of nothing is 0; nothing to launch
