@@ -24,8 +24,8 @@
 
 #define BLOCK_SIZE 512 // threads per block, a multiple of 32: at 2^30 it beat 256 and 1024, by under 1%
                        // (lesson 12's kernel at UNROLL 4, on an H200: results/tune-lesson12-nvidia-h200.txt)
-#define UNROLL 8       // float4 loads each thread issues before adding any (lesson 11: 2): a block per
-                       // tile needs the bytes in flight (lesson 11's notes, Little's law; lab/12_tiles.md)
+#define UNROLL 8       // float4 loads each thread issues before adding any (lesson 11: 2): short blocks
+                       // need the bytes in flight (lesson 11's notes, Little's law; lab/12_tiles.md)
 #define MIN_BLOCKS 2   // __launch_bounds__: 2 blocks an SM leave ptxas 64 registers a thread, room for all
                        // UNROLL loads at once (unbounded, it keeps 32 and starts adding after 4)
 #define WARPS (BLOCK_SIZE / 32)

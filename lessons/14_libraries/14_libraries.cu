@@ -136,12 +136,12 @@ static int run(Options opt)
                 HAVE_DETERMINISM ? "cccl_* rows: determinism levels through an execution environment"
                                  : "cccl_* rows skipped (they need CUB 3.4 or newer: make lesson14 CCCL_HOME=DIR)");
 
-    // ours_atomic launches a block per tile, ours_fixed fewer; SMs x resident blocks is what runs at once.
+    // ours_atomic launches a block per tile, ours_fixed one per 4 (at least 256, or one per tile); SMs x resident blocks run at once.
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_fixed_kernel, BLOCK_SIZE, 0));
     if (per_sm < 1) per_sm = 1;
     g_max_blocks = g_dev.sm_count * per_sm;
-    size_t tiles = (opt.n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // reduce_gpu's grid at this n
+    size_t tiles = (opt.n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // the atomic finish's grid at this n
     if (!opt.csv)
         printf("grid: %zu blocks of %d threads, one per tile; %d SMs x %d resident blocks = %d at once\n", tiles,
                BLOCK_SIZE, g_dev.sm_count, per_sm, g_max_blocks);
