@@ -163,9 +163,9 @@ static int run(Options opt)
     if (per_sm < 1) per_sm = 1;
     g_max_blocks = g_dev.sm_count * per_sm;
     size_t tiles = (opt.n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); // the atomic finish's grid at this n
-    if (!opt.csv)
-        printf("grid: %zu blocks of %d threads, one per tile; %d SMs x %d resident blocks = %d at once\n", tiles,
-               BLOCK_SIZE, g_dev.sm_count, per_sm, g_max_blocks);
+    if (!opt.csv) // and the fixed finish's, reduce_gpu's rule:
+        printf("grid: %zu blocks of %d threads (atomic), %zu (fixed); %d SMs x %d resident blocks = %d at once\n", tiles, BLOCK_SIZE,
+               tiles < 1024 ? (tiles < 256 ? tiles : 256) : (tiles + 3) / 4, g_dev.sm_count, per_sm, g_max_blocks);
     CUDA_CHECK(cudaMalloc((void **)&g_partials, (tiles + 1) * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g_retired, 64 * sizeof(unsigned int)));
     CUDA_CHECK(cudaMemset(g_retired, 0, 64 * sizeof(unsigned int))); // no block counted, no ticket taken, no launch seen
