@@ -2,7 +2,8 @@
 /*
  * Lab 12: the fixed finish's tail. On one wave every block waits for
  * count_done's answer before it exits and the last block adds one partial
- * per block; lesson 12 gives both its finishes a block per tile of 512 x 8.
+ * per block; lesson 12 gives its atomic finish a block per tile of 512 x 8
+ * and its fixed finish a block per 4 such tiles (at least 256 blocks).
  * This lab times fixed finishes on one wave and with more blocks,
  * beside the atomic one and CUB, in one process, in turns, all on lesson 11's
  * reading (512 threads x 2 float4s a round; lesson 12 reads 8):

@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_fixed_kernel(co
 
 // ---- launch ---------------------------------------------------------------
 
-static int g_max_blocks;         // SMs x resident blocks per SM: lesson 11's one wave (set by run)
+static int g_max_blocks;         // SMs x resident blocks per SM: lesson 11's one wave (set by run; only printed)
 static float *g_partials;        // one partial per block (run sizes it for its n)
 static unsigned int *g_retired;  // the blocks-done counter, zeroed by run before its first launch
 static unsigned int *g_state;    // after it, also zeroed: the tickets ([0]), the flag ([32]: the next 128-byte line, cudaMalloc aligns to 256)

@@ -50,7 +50,7 @@ static __device__ float block_sum(float v);
     } while (0)
 
 // Lesson 12's state, its fixed kernel and its two launchers: the code is at the end of this file.
-static int g_max_blocks;         // SMs x resident blocks per SM: lesson 11's one wave (set in run)
+static int g_max_blocks;         // SMs x resident blocks per SM: lesson 11's one wave (set in run; only printed)
 static float *g_partials;        // one partial per block
 static unsigned int *g_retired;  // the blocks-done counter, zeroed once in run
 static unsigned int *g_state;    // after it, also zeroed: the tickets ([0]), the flag ([32]: the next 128-byte line, cudaMalloc aligns to 256)
