@@ -136,6 +136,8 @@ sass() {
     if [ -z "$nn" ] || [ -z "$files" ]; then
         have=$(ls results/sass-lesson*-sm_90.txt 2>/dev/null | sed 's|.*sass-lesson\([0-9][0-9]\).*|\1|' | sort -u | tr '\n' ' ')
         echo "so $out was not made, and results/ ships no SASS of lesson ${nn:-$name}: only of lessons $have(results/sass-lessonNN-sm_90.txt)." >&2
+        labs=$(ls results/sass-lab"$nn"-*-sm_90.txt 2>/dev/null | tr '\n' ' ')
+        [ -n "$nn" ] && [ -n "$labs" ] && echo "Lesson $nn's labs' listings are there: $labs" >&2
         return 2
     fi
     echo "so $out was not made. Below instead: lesson $nn's SASS for sm_90 as results/ ships it.${archnote:+ $archnote}" >&2
