@@ -15,9 +15,10 @@
  *               the thread with ticket 0 zeroes *out, then stores the
  *               launch's number into a flag, state[32], on a 128-byte line
  *               of its own (a release store). Every other block's thread 0
- *               loads the flag at the same point (an acquire load, answered
- *               during the block sum) and adds only once the flag holds this
- *               launch's number, loading it again until it does
+ *               loads the flag at the same point (an acquire load, which
+ *               holds warp 0 before the block sum's barrier) and adds only
+ *               once the flag holds this launch's number, loading it again
+ *               until it does
  *   flag_shared_line
  *               the same, with the flag in state[1]: the tickets' 128-byte
  *               line, which every block's atomicInc updates

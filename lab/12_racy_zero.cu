@@ -1,14 +1,21 @@
+// uses: cccl
 /*
  * Lab 12: what the atomic finish's order costs. Lesson 12's atomic finish
  * zeroes *out inside the kernel, with no memset, and orders that zero before
  * every add with a ticket and a flag (lab/12_no_memset.md). A kernel could
  * zero *out in block 0 with no order at all. This lab times lesson 12's
  * kernel (512 threads x 8 float4s, a block per tile of 16 Ki floats) with
- * five ways to zero *out, in one process, in turns:
+ * six ways to zero *out, beside CUB, in one process, in turns:
  *
+ *   cub        CUB's DeviceReduce::Sum, as lesson 14's cub row calls it
  *   memset     a memset, then one atomicAdd per block
  *   flag       lesson 12's atomic finish: the block with ticket 0 zeroes,
  *              then raises a flag; the others add once they see it
+ *   flag_relaxed  flag with its loads of the flag relaxed, not acquire: the
+ *              same waits without the acquire's part (in the listing, the
+ *              CCTL.IVALL that empties the SM's L1). A measuring copy only:
+ *              without the acquire the memory model no longer puts the zero
+ *              before the add
  *   racy       thread 0 of block 0 zeroes *out as the kernel starts, and
  *              every block adds its sum when it is done; nothing orders the
  *              zero before another block's add
@@ -18,10 +25,11 @@
  *              one at its start and waits for its answer before it adds (the
  *              ticket decides nothing here): flag's work without the flag
  *
- * The racy finishes are wrong: an add that reaches *out before the zero is
- * lost. In racy and racy_ticket that needs a block to finish its reading
- * before block 0's zero lands, which CUDA does not rule out (it does not
- * even say that block 0 starts first) but which the timing makes rare. In
+ * The racy finishes are wrong (and flag_relaxed, by the memory model): an
+ * add that reaches *out before the zero is lost. In racy and racy_ticket
+ * that needs a block to finish its reading before block 0's zero lands,
+ * which CUDA does not rule out (it does not even say that block 0 starts
+ * first) but which the timing makes rare. In
  * racy_late the blocks that finish before block 0 lose their adds. The
  * harness checks every variant after its warm-up and on its last timed
  * repetition; a variant that fails its warm-up is not timed.
@@ -30,6 +38,7 @@
  */
 #include "harness.h"
 #include <cuda/atomic>
+#include <cub/device/device_reduce.cuh>
 
 #define BLOCK_SIZE 512 // lesson 12's block, loads per thread and launch bound
 #define UNROLL 8
@@ -67,6 +76,23 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_flag_kernel(con
     atomicAdd(out, v);
 }
 
+// flag, with relaxed loads of the flag: a measuring copy, wrong by the memory model (no acquire).
+__global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_flag_relaxed_kernel(const float *in, size_t n, unsigned int *state, unsigned int launch, float *out)
+{
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> flag(state[32]);
+    unsigned int ticket = threadIdx.x == 0 ? atomicInc(&state[0], gridDim.x - 1) : 1;
+    float v = thread_sum(in, n);
+    if (ticket == 0) {
+        *out = 0.0f;
+        flag.store(launch, cuda::memory_order_release);
+    }
+    unsigned int seen = threadIdx.x == 0 && ticket ? flag.load(cuda::memory_order_relaxed) : launch;
+    v = block_sum(v);
+    if (threadIdx.x != 0) return;
+    while (seen != launch) seen = flag.load(cuda::memory_order_relaxed);
+    atomicAdd(out, v);
+}
+
 // WRONG on purpose: nothing orders block 0's zero before the other blocks' adds.
 enum { AT_START, LATE, TICKET };
 template <int HOW>
@@ -83,8 +109,8 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_racy_kernel(con
 
 // ---- launch ------------------------------------------------------------------
 
-static unsigned int *g_state; // [0] flag's tickets, [32] its flag; [1] racy_ticket's tickets
-static unsigned int g_launch; // the flag launches' number, from 1
+static unsigned int *g_state; // [0] flag's (and flag_relaxed's) tickets, [32] their flag; [1] racy_ticket's tickets
+static unsigned int g_launch; // the flag and flag_relaxed launches' number, from 1 (one count: they share the flag)
 
 static size_t tiles12(size_t n) { return (n + 4 * (size_t)TILE - 1) / (4 * (size_t)TILE); } // lesson 12's grid
 
@@ -101,12 +127,32 @@ static void sum_flag(const float *d_in, size_t n, float *d_out)
     reduce_flag_kernel<<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, g_state, ++g_launch, d_out);
     CUDA_CHECK_LAST();
 }
+static void sum_flag_relaxed(const float *d_in, size_t n, float *d_out)
+{
+    size_t blocks = n ? tiles12(n) : 1;
+    reduce_flag_relaxed_kernel<<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, g_state, ++g_launch, d_out);
+    CUDA_CHECK_LAST();
+}
 template <int HOW>
 static void sum_racy(const float *d_in, size_t n, float *d_out)
 {
     size_t blocks = n ? tiles12(n) : 1;
     reduce_racy_kernel<HOW><<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, g_state + 1, d_out); // tickets apart from flag's
     CUDA_CHECK_LAST();
+}
+
+// CUB's default sum, lesson 14's cub row: scratch sized once, before the timing.
+static void *g_cub_temp;
+static size_t g_cub_temp_bytes;
+static cudaError_t cub_sum(void *temp, size_t *bytes, const float *d_in, float *d_out, size_t n)
+{
+    if (n <= 0x7FFFFFFF) return cub::DeviceReduce::Sum(temp, *bytes, d_in, d_out, (int)n, 0);
+    return cub::DeviceReduce::Sum(temp, *bytes, d_in, d_out, (unsigned long long)n, 0);
+}
+static void sum_cub(const float *d_in, size_t n, float *d_out)
+{
+    if (n == 0) { CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0)); return; }
+    CUDA_CHECK(cub_sum(g_cub_temp, &g_cub_temp_bytes, d_in, d_out, n));
 }
 
 static const LessonInfo info = {"lab_12_racy_zero", BLOCK_FIXED, BLOCK_SIZE, "BLOCK_SIZE"};
@@ -118,14 +164,19 @@ static int run(Options opt)
     CUDA_CHECK(cudaMalloc((void **)&g_state, 64 * sizeof(unsigned int)));
     CUDA_CHECK(cudaMemset(g_state, 0, 64 * sizeof(unsigned int))); // no ticket taken, no launch seen
     g_launch = 0;
+    CUDA_CHECK(cub_sum(NULL, &g_cub_temp_bytes, in.d_in, NULL, in.n));
+    CUDA_CHECK(cudaMalloc(&g_cub_temp, g_cub_temp_bytes > 0 ? g_cub_temp_bytes : 1));
     SumVariant v[] = {
+        {"cub", sum_cub, &in},
         {"memset", sum_memset, &in},
         {"flag", sum_flag, &in},
+        {"flag_relaxed", sum_flag_relaxed, &in},
         {"racy", sum_racy<AT_START>, &in},
         {"racy_late", sum_racy<LATE>, &in},
         {"racy_ticket", sum_racy<TICKET>, &in},
     };
     run_variants(&opt, v, (int)(sizeof v / sizeof v[0]));
+    CUDA_CHECK(cudaFree(g_cub_temp));
     CUDA_CHECK(cudaFree(g_state));
     free_input(&in);
     return 0;

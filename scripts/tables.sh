@@ -102,8 +102,9 @@ function fint(v,   s, neg, out) { s = v ""; if (s !~ /^-?[0-9]+$/) return s
     neg = (substr(s, 1, 1) == "-"); if (neg) s = substr(s, 2); out = ""
     while (length(s) > 3) { out = "," substr(s, length(s) - 2) out; s = substr(s, 1, length(s) - 3) }
     return (neg ? "-" : "") s out }
-# The program a row's lesson column names: "12_single_pass" -> 12, "ex02_atomic" -> ex02, "lab_04_padding" stays.
-function rkey(s) { if (s ~ /^lab_[0-9][0-9]_/) return s; if (s ~ /^ex[0-9][0-9](_|$)/) return substr(s, 1, 4); if (s ~ /^[0-9][0-9](_|-|$)/) return substr(s, 1, 2); return s }
+# The program a row's lesson column names: "12_single_pass" -> 12, "ex02_atomic" -> ex02, "lab_04_padding" stays;
+# an "@..." suffix (counters taken at another n: "12@2^30") is not part of it.
+function rkey(s) { sub(/@.*/, "", s); if (s ~ /^lab_[0-9][0-9]_/) return s; if (s ~ /^ex[0-9][0-9](_|$)/) return substr(s, 1, 4); if (s ~ /^[0-9][0-9](_|-|$)/) return substr(s, 1, 2); return s }
 function base(f) { sub(/.*\//, "", f); return f }
 # Did results file f measure the code program k has now? (results/code.txt against scripts/code_hash.sh)
 function fresh(f, s,   k) { k = rkey(s); f = base(f); return ((f, k) in ST) && (k in CUR) && ST[f, k] == CUR[k] }

@@ -217,7 +217,7 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_atomic_kernel(c
         *out = 0.0f;
         flag.store(launch, cuda::memory_order_release); // the zero, then the number
     }
-    unsigned int seen = threadIdx.x == 0 && ticket ? flag.load(cuda::memory_order_acquire) : launch; // back during block_sum
+    unsigned int seen = threadIdx.x == 0 && ticket ? flag.load(cuda::memory_order_acquire) : launch; // the acquire holds warp 0 before block_sum's barrier
     v = block_sum(v); // every thread calls block_sum
     if (threadIdx.x != 0) return;
     while (seen != launch) seen = flag.load(cuda::memory_order_acquire); // until the zero is visible
