@@ -24,13 +24,19 @@
  *   racy_ticket  racy, plus lesson 12's ticket: each block's thread 0 takes
  *              one at its start and waits for its answer before it adds (the
  *              ticket decides nothing here): flag's work without the flag
+ *   wide_racy  the shape of many fast sums found online: 1024 threads, 16
+ *              float4s a thread read before any add, a block per 64 Ki floats,
+ *              thread 0 of block 0 zeroing *out first in the source
+ *   wide_memset  the same shape after a memset, with no zero in the kernel
  *
  * The racy finishes are wrong (and flag_relaxed, by the memory model): an
  * add that reaches *out before the zero is lost. In racy and racy_ticket
  * that needs a block to finish its reading before block 0's zero lands,
  * which CUDA does not rule out (it does not even say that block 0 starts
  * first) but which the timing makes rare. In
- * racy_late the blocks that finish before block 0 lose their adds. The
+ * racy_late the blocks that finish before block 0 lose their adds, and in
+ * wide_racy too: nothing ties the zero to the read-only loads after it, and
+ * the compiler stores it after them (lab/12_racy_zero.md). The
  * harness checks every variant after its warm-up and on its last timed
  * repetition; a variant that fails its warm-up is not timed.
  *
@@ -107,6 +113,40 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_racy_kernel(con
     atomicAdd(out, v);
 }
 
+// ---- the wide shape -----------------------------------------------------------
+#define WIDE_THREADS 1024 // threads a block
+#define WIDE_LOADS 16     // float4s a thread, all read before the first add
+// Any n and start: block 0's first threads add the 0..3 floats before the first 16-byte boundary and
+// the 0..3 after the last whole float4, as lesson 11 does; every load is __ldg (read-only). ZERO: thread 0
+// of block 0 zeroes *out first (wide_racy, WRONG on purpose); else a memset has (wide_memset).
+template <int ZERO>
+__global__ void __launch_bounds__(WIDE_THREADS, 1) reduce_wide_kernel(const float *in, size_t n, float *out)
+{
+    if (ZERO && blockIdx.x == 0 && threadIdx.x == 0) *out = 0.0f; // first here, not in the machine code
+    size_t head = ((16 - ((uintptr_t)in & 15)) & 15) / sizeof(float);
+    if (head > n) head = n;
+    size_t nvec = (n - head) / 4, tail = n - head - 4 * nvec;
+    const float4 *body = (const float4 *)(in + head);
+    float s = 0.0f;
+    if (blockIdx.x == 0 && threadIdx.x < head) s += __ldg(&in[threadIdx.x]);
+    if (blockIdx.x == 0 && threadIdx.x < tail) s += __ldg(&in[head + 4 * nvec + threadIdx.x]);
+    size_t i = (size_t)blockIdx.x * (WIDE_THREADS * WIDE_LOADS) + threadIdx.x;
+    float4 v[WIDE_LOADS];
+#pragma unroll
+    for (int k = 0; k < WIDE_LOADS; k++)
+        v[k] = i + k * WIDE_THREADS < nvec ? __ldg(&body[i + k * WIDE_THREADS]) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+    for (int k = 0; k < WIDE_LOADS; k++) s += (v[k].x + v[k].y) + (v[k].z + v[k].w);
+    __shared__ float warp_sums[WIDE_THREADS / 32];
+    s = warp_sum(s);
+    if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = s;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        s = warp_sum(warp_sums[threadIdx.x]); // 32 warps: one slot a lane
+        if (threadIdx.x == 0) atomicAdd(out, s);
+    }
+}
+
 // ---- launch ------------------------------------------------------------------
 
 static unsigned int *g_state; // [0] flag's (and flag_relaxed's) tickets, [32] their flag; [1] racy_ticket's tickets
@@ -138,6 +178,15 @@ static void sum_racy(const float *d_in, size_t n, float *d_out)
 {
     size_t blocks = n ? tiles12(n) : 1;
     reduce_racy_kernel<HOW><<<(unsigned int)blocks, BLOCK_SIZE>>>(d_in, n, g_state + 1, d_out); // tickets apart from flag's
+    CUDA_CHECK_LAST();
+}
+
+template <int ZERO>
+static void sum_wide(const float *d_in, size_t n, float *d_out)
+{
+    if (!ZERO) CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), 0));
+    size_t blocks = (n + 4 * (size_t)(WIDE_THREADS * WIDE_LOADS) - 1) / (4 * (size_t)(WIDE_THREADS * WIDE_LOADS));
+    reduce_wide_kernel<ZERO><<<(unsigned int)(blocks ? blocks : 1), WIDE_THREADS>>>(d_in, n, d_out);
     CUDA_CHECK_LAST();
 }
 
@@ -174,6 +223,8 @@ static int run(Options opt)
         {"racy", sum_racy<AT_START>, &in},
         {"racy_late", sum_racy<LATE>, &in},
         {"racy_ticket", sum_racy<TICKET>, &in},
+        {"wide_racy", sum_wide<1>, &in},
+        {"wide_memset", sum_wide<0>, &in},
     };
     run_variants(&opt, v, (int)(sizeof v / sizeof v[0]));
     CUDA_CHECK(cudaFree(g_cub_temp));
