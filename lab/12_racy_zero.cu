@@ -5,7 +5,8 @@
  * every add with a ticket and a flag (lab/12_no_memset.md). A kernel could
  * zero *out in block 0 with no order at all. This lab times lesson 12's
  * kernel (512 threads x 8 float4s, a block per tile of 16 Ki floats) with
- * six ways to zero *out, beside CUB, in one process, in turns:
+ * six ways to zero *out, and a wider kernel with two, beside CUB, in one
+ * process, in turns:
  *
  *   cub        CUB's DeviceReduce::Sum, as lesson 14's cub row calls it
  *   memset     a memset, then one atomicAdd per block
