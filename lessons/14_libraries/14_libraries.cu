@@ -53,7 +53,7 @@ static __device__ float block_sum(float v);
 static int g_max_blocks;         // SMs x resident blocks per SM: lesson 11's one wave (set in run; only printed)
 static float *g_partials;        // one partial per block
 static unsigned int *g_retired;  // the blocks-done counter, zeroed once in run
-static unsigned int *g_state;    // after it, also zeroed: the tickets ([0]), the flag ([32]: the next 128-byte line, cudaMalloc aligns to 256)
+static unsigned int *g_state;    // after it, also zeroed: the last number swapped in ([0]), the flag ([32]: the next 128-byte line)
 __global__ void reduce_fixed_kernel(const float *in, size_t n, float *partials, unsigned int *retired, float *out);
 static void reduce_atomic(const float *d_in, size_t n, float *d_out);
 static void reduce_gpu(const float *d_in, size_t n, float *d_out);
@@ -147,7 +147,7 @@ static int run(Options opt)
                tiles < 1024 ? (tiles < 256 ? tiles : 256) : (tiles + 3) / 4, g_dev.sm_count, per_sm, g_max_blocks);
     CUDA_CHECK(cudaMalloc((void **)&g_partials, (tiles + 1) * sizeof(float)));
     CUDA_CHECK(cudaMalloc((void **)&g_retired, 64 * sizeof(unsigned int)));
-    CUDA_CHECK(cudaMemset(g_retired, 0, 64 * sizeof(unsigned int))); // no block counted, no ticket taken, no launch seen
+    CUDA_CHECK(cudaMemset(g_retired, 0, 64 * sizeof(unsigned int))); // no block counted, no launch seen
     g_state = g_retired + 1;
     // Everything a library needs besides the call itself, outside the timer.
     CUDA_CHECK(cub_sum(NULL, &g_cub_temp_bytes, in.d_in, NULL, in.n)); // query only
@@ -204,20 +204,20 @@ int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }
 // ---- unchanged from lesson 12 --------------------------------------------
 
 // (a) atomic. Any grid of BLOCK_SIZE-thread blocks reading in[0..n) once; each block adds its sum
-// into *out with one atomicAdd. No memset: thread 0 of the block that takes ticket 0 (the first to
-// ask) zeroes *out once it has read its own share, then stores this launch's number into state[32]
-// (release). Every other block adds only after it has read that number there (acquire): after the
-// zero. It waits for a block that is already running, and that block waits for nobody.
+// into *out with one atomicAdd. No memset: thread 0 of the first block to swap this launch's number
+// into state[0] zeroes *out once it has read its share, then stores the number in state[32] (release).
+// Every other block adds only after it has read it there (acquire): after the zero. Blocks 0..255 swap
+// at their start; a later one only if the number is not in state[32] yet (a swap in every block costs
+// time: lab/12_racy_zero.md). A block waits only after losing a swap: for a running block.
 __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_atomic_kernel(const float *in, size_t n, unsigned int *state, unsigned int launch, float *out)
 {
-    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> flag(state[32]); // its own 128-byte line, apart from the tickets
-    unsigned int ticket = threadIdx.x == 0 ? atomicInc(&state[0], gridDim.x - 1) : 1; // relaxed; back during the loads
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> flag(state[32]); // its own 128-byte line, apart from the swaps
+    unsigned int got = threadIdx.x != 0 ? launch : blockIdx.x < 256 ? atomicExch(&state[0], launch) : flag.load(cuda::memory_order_relaxed); // relaxed; back during the loads
     float v = thread_sum(in, n);
-    if (ticket == 0) {
-        *out = 0.0f;
-        flag.store(launch, cuda::memory_order_release); // the zero, then the number
-    }
-    unsigned int seen = threadIdx.x == 0 && ticket ? flag.load(cuda::memory_order_acquire) : launch; // the acquire holds warp 0 before block_sum's barrier
+    if (got != launch && blockIdx.x >= 256) got = atomicExch(&state[0], launch); // a later block, and no number yet: it swaps
+    if (got != launch) *out = 0.0f; // the first swap (it got the last launch's number back) zeroes,
+    if (got != launch) flag.store(launch, cuda::memory_order_release); // then stores the number
+    unsigned int seen = threadIdx.x == 0 && got == launch ? flag.load(cuda::memory_order_acquire) : launch; // the acquire holds warp 0 before block_sum's barrier
     v = block_sum(v); // every thread calls block_sum
     if (threadIdx.x != 0) return;
     while (seen != launch) seen = flag.load(cuda::memory_order_acquire); // until the zero is visible
