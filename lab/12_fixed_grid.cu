@@ -8,7 +8,8 @@
  * the fixed finish on four grids, beside lesson 12's atomic finish, in one
  * process, in turns:
  *
- *   atomic     lesson 12's atomic finish (no memset, a flag), a block per tile
+ *   atomic     lesson 12's atomic finish (no memset, a flag; here a ticket in
+ *              every block, where lesson 12 swaps in blocks 0..255), a block per tile
  *   fixed      lesson 12's fixed finish, a block per tile
  *   fixed_p2   the same kernel, a block per 2 tiles
  *   fixed_p4   a block per 4 tiles

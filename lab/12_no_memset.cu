@@ -4,12 +4,12 @@
  * stream, before the kernel's blocks add into it. A kernel could skip it
  * and let block 0 zero *out itself. That is a race: nothing orders block
  * 0's store before the other blocks' adds, and an add that lands first is
- * lost. Here (and in lesson 12) a ticket and a flag order it. This lab
+ * lost. Here a ticket and a flag order it (lesson 12: a swap and a flag). This lab
  * times lesson 12's kernel (512 threads x 8 float4s, a block per tile of
  * 16 Ki floats) with four atomic finishes, in one process, in turns:
  *
  *   memset      a memset, then one atomicAdd per block
- *   flag        lesson 12's: no memset. Thread 0 of each block takes a
+ *   flag        lesson 12's order, no memset, a ticket in every block. Thread 0 takes a
  *               ticket (a relaxed atomicInc on state[0], answered while the
  *               block's loads are in flight). Once it has read its own share,
  *               the thread with ticket 0 zeroes *out, then stores the
@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_flag_kernel(con
         *out = 0.0f;
         flag.store(launch, cuda::memory_order_release); // the zero, then the number
     }
-    // AFTER_READING: lesson 12's line as it is. AT_START: thread 0 with a ticket other than 0 loads
+    // AFTER_READING: as lesson 12's line. AT_START: thread 0 with a ticket other than 0 loads
     // the flag only below, so it starts from a number that is not this launch's.
     unsigned int seen = WHERE == AFTER_READING && threadIdx.x == 0 && ticket ? flag.load(cuda::memory_order_acquire)
                                                                              : (WHERE == AT_START && ticket ? ~launch : launch);

@@ -10,8 +10,9 @@
  *
  *   cub        CUB's DeviceReduce::Sum, as lesson 14's cub row calls it
  *   memset     a memset, then one atomicAdd per block
- *   flag       lesson 12's atomic finish: the block with ticket 0 zeroes,
- *              then raises a flag; the others add once they see it
+ *   flag       the ordered zero with a ticket in every block (lesson 12 swaps
+ *              in blocks 0..255 only): the block with ticket 0 zeroes, then
+ *              raises a flag; the others add once they see it
  *   flag_relaxed  flag with its loads of the flag relaxed, not acquire: the
  *              same waits without the acquire's part (in the listing, the
  *              CCTL.IVALL that empties the SM's L1). A measuring copy only:
@@ -22,7 +23,7 @@
  *              zero before another block's add
  *   racy_late  the same, but block 0 zeroes just before its own add, once
  *              it has read and summed its share
- *   racy_ticket  racy, plus lesson 12's ticket: each block's thread 0 takes
+ *   racy_ticket  racy, plus flag's ticket: each block's thread 0 takes
  *              one at its start and waits for its answer before it adds (the
  *              ticket decides nothing here): flag's work without the flag
  *   wide_racy  the shape of many fast sums found online: 1024 threads, 16
