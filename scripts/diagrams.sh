@@ -610,7 +610,7 @@ function d_last_block(   lv, order, slots, sx, i, k, x, y, cw, n, b, last) {
 }
 function d_atomic(   y, k, x, r, ord, n, b) {
     open(880, 360, "Lesson 12: the atomic finish, one atomicAdd per block into a zeroed *out")
-    TB(20, 24, "Atomic finish at n = 2^26: the block with the first ticket zeroes *out; each of " comma(G) " blocks adds after it")
+    TB(20, 24, "Atomic finish at n = 2^26: the first block to swap zeroes *out; each of " comma(G) " blocks adds after it")
     for (r = 1; r <= 2; r++) {
         y = 56 + (r - 1) * 120
         T(20, y + 18, "run " r, 13)
