@@ -2,7 +2,7 @@
 /*
  * Lab 12: what the atomic finish's order costs. Lesson 12's atomic finish
  * zeroes *out inside the kernel, with no memset, and orders that zero before
- * every add with a ticket and a flag (lab/12_no_memset.md). A kernel could
+ * every add with a swap and a flag (here: a ticket in every block). A kernel could
  * zero *out in block 0 with no order at all. This lab times lesson 12's
  * kernel (512 threads x 8 float4s, a block per tile of 16 Ki floats) with
  * six ways to zero *out, and a wider kernel with two, beside CUB, in one

@@ -208,14 +208,14 @@ int main(int argc, char **argv) { return run_lesson(argc, argv, &info, run); }
 // into state[0] zeroes *out once it has read its share, then stores the number in state[32] (release).
 // Every other block adds only after it has read it there (acquire): after the zero. Blocks 0..255 swap
 // at their start; a later one only if the number is not in state[32] yet (a swap in every block costs
-// time: lab/12_racy_zero.md). The winner waits for nobody; a block waits only after losing a swap.
+// time: lab/12_racy_zero.md). A block waits only after losing a swap: for the first, which waits for nobody.
 __global__ void __launch_bounds__(BLOCK_SIZE, MIN_BLOCKS) reduce_atomic_kernel(const float *in, size_t n, unsigned int *state, unsigned int launch, float *out)
 {
     cuda::atomic_ref<unsigned int, cuda::thread_scope_device> flag(state[32]); // its own 128-byte line, apart from the swaps
     unsigned int got = threadIdx.x != 0 ? launch : blockIdx.x < 256 ? atomicExch(&state[0], launch) : flag.load(cuda::memory_order_relaxed); // relaxed; back during the loads
     float v = thread_sum(in, n);
     if (got != launch && blockIdx.x >= 256) got = atomicExch(&state[0], launch); // a later block, and no number yet: it swaps
-    if (got != launch) *out = 0.0f; // the first swap (it got the previous launch's number) zeroes,
+    if (got != launch) *out = 0.0f; // the first swap (it got another launch's number, or 0) zeroes,
     if (got != launch) flag.store(launch, cuda::memory_order_release); // then stores the number
     unsigned int seen = threadIdx.x == 0 && got == launch ? flag.load(cuda::memory_order_acquire) : launch; // the acquire holds warp 0 before block_sum's barrier
     v = block_sum(v); // every thread calls block_sum
